@@ -1,0 +1,165 @@
+/* barrier.c: the split-phase barrier with named/anonymous ids and mismatch detection.
+ * Inside a supernode every rank posts (id, flags) in its region and reads its peers' posts;
+ * across supernodes the leaders run a dissemination barrier over AMs and publish the result. */
+#include <string.h>
+
+#include "gasnet_internal.h"
+#include "pshm/pshm.h"
+
+/* What a set of notifies adds up to. Combining is idempotent, so dissemination may count a
+ * rank twice when the number of leaders is not a power of two. */
+typedef struct {
+  int anon;     /* every contributor was anonymous */
+  int id;       /* the common name when !anon */
+  int mismatch; /* names differed, or someone notified with GASNET_BARRIERFLAG_MISMATCH */
+} vote_t;
+
+static vote_t combine(vote_t a, vote_t b) {
+  if (a.mismatch || b.mismatch) return (vote_t){a.anon && b.anon, a.anon ? b.id : a.id, 1};
+  if (a.anon) return b;
+  if (b.anon) return a;
+  return (vote_t){0, a.id, a.id != b.id};
+}
+
+static vote_t vote_of(int id, int flags) {
+  return (vote_t){(flags & GASNET_BARRIERFLAG_ANONYMOUS) != 0, id,
+                  (flags & GASNET_BARRIERFLAG_MISMATCH) != 0};
+}
+
+/* ---- state of this rank's current barrier ------------------------------------------ */
+static uint32_t phase;      /* number of the current (or last) barrier, from 1 */
+static int notified;        /* notify seen, wait/try not yet successful */
+static int my_id, my_flags; /* as notified */
+static vote_t result;       /* of the last completed barrier */
+static int scanned;         /* supernode members whose notify was folded into sofar */
+static vote_t sofar;
+static int round_done;      /* leaders: dissemination rounds completed */
+static int round_sent;      /* leaders: rounds whose message went out */
+
+/* Leaders' dissemination inbox, by phase parity and round; written by the AM handler. */
+enum { MAX_ROUNDS = 17 };
+static struct {
+  _Atomic uint32_t phase; /* published after vote */
+  vote_t vote;
+} inbox[2][MAX_ROUNDS];
+static int leader_rounds;
+static gasnet_node_t *leaders; /* lowest rank of each supernode */
+static int my_leader_index = -1;
+
+static void barrier_handler(gasnet_token_t token, gasnet_handlerarg_t ph, gasnet_handlerarg_t round,
+                            gasnet_handlerarg_t bits, gasnet_handlerarg_t id) {
+  (void)token;
+  vote_t v = {bits & 1, id, (bits >> 1) & 1};
+  inbox[ph & 1][round].vote = v;
+  atomic_store_explicit(&inbox[ph & 1][round].phase, (uint32_t)ph, memory_order_release);
+}
+
+void gasneti_barrier_init(void) {
+  gasneti_register_internal_handler(GASNETI_HANDLER_BARRIER, (gasneti_handler_fn)barrier_handler);
+  int L = gasneti_supernode_count;
+  leaders = gasneti_calloc((size_t)L, sizeof *leaders);
+  for (int r = gasneti_nodes - 1; r >= 0; r--) leaders[gasneti_supernode_of[r]] = (gasnet_node_t)r;
+  if (leaders[gasneti_supernode_of[gasneti_mynode]] == gasneti_mynode)
+    my_leader_index = gasneti_supernode_of[gasneti_mynode];
+  leader_rounds = 0;
+  while ((1 << leader_rounds) < L) leader_rounds++;
+}
+
+static gasneti_region_t *region_of(gasnet_node_t rank) {
+  return gasneti_regions[gasneti_host_local[rank]];
+}
+
+/* Fold in supernode members' notifies; false while one is missing. */
+static bool gather_supernode(void) {
+  int parity = phase & 1;
+  for (; scanned < gasneti_snode_size; scanned++) {
+    gasneti_barrier_slot_t *s = &region_of(gasneti_snode_peers[scanned])->notify[parity];
+    if (atomic_load_explicit(&s->phase, memory_order_acquire) != phase) return false;
+    sofar = combine(sofar, vote_of(s->id, s->flags));
+  }
+  return true;
+}
+
+/* Leaders: advance the dissemination among leaders as far as arrived messages allow. */
+static bool disseminate(void) {
+  int L = gasneti_supernode_count, parity = phase & 1;
+  while (round_done < leader_rounds) {
+    if (round_sent == round_done) {
+      gasnet_node_t to = leaders[(my_leader_index + (1 << round_done)) % L];
+      gasneti_AMRequestShort(to, GASNETI_HANDLER_BARRIER, 4,
+                             (gasnet_handlerarg_t[]){(gasnet_handlerarg_t)phase, round_done,
+                                                     sofar.anon | (sofar.mismatch << 1), sofar.id});
+      round_sent++;
+    }
+    if (atomic_load_explicit(&inbox[parity][round_done].phase, memory_order_acquire) != phase)
+      return false;
+    sofar = combine(sofar, inbox[parity][round_done].vote);
+    round_done++;
+  }
+  return true;
+}
+
+/* One non-blocking attempt to finish the current barrier; fills result when done. */
+static bool progress(void) {
+  int parity = phase & 1;
+  gasneti_region_t *leader_region = region_of(gasneti_snode_peers[0]);
+  if (gasneti_supernode_count == 1) {
+    if (!gather_supernode()) return false;
+    result = sofar;
+    return true;
+  }
+  if (my_leader_index < 0) { /* wait for the supernode leader's release */
+    gasneti_barrier_slot_t *rel = &leader_region->release[parity];
+    if (atomic_load_explicit(&rel->phase, memory_order_acquire) != phase) return false;
+    result = (vote_t){rel->flags & 1, rel->id, (rel->flags >> 1) & 1};
+    return true;
+  }
+  if (!gather_supernode() || !disseminate()) return false;
+  result = sofar;
+  gasneti_barrier_slot_t *rel = &leader_region->release[parity];
+  rel->id = result.id;
+  rel->flags = result.anon | (result.mismatch << 1);
+  atomic_store_explicit(&rel->phase, phase, memory_order_release);
+  return true;
+}
+
+void gasnet_barrier_notify(int id, int flags) {
+  if (!gasneti_attach_done) gasneti_fatalerror("gasnet_barrier_notify before gasnet_attach");
+  if (notified) gasneti_fatalerror("gasnet_barrier_notify called twice without a wait");
+  phase++;
+  notified = 1;
+  my_id = id;
+  my_flags = flags;
+  scanned = 0;
+  round_done = round_sent = 0;
+  sofar = (vote_t){1, 0, 0};
+  gasneti_barrier_slot_t *s = &gasneti_regions[gasneti_host_index]->notify[phase & 1];
+  s->id = id;
+  s->flags = flags;
+  atomic_store_explicit(&s->phase, phase, memory_order_release);
+}
+
+static int finish(int id, int flags) {
+  notified = 0;
+  bool local_mismatch = flags != my_flags || (!(flags & GASNET_BARRIERFLAG_ANONYMOUS) && id != my_id);
+  return (result.mismatch || local_mismatch) ? GASNET_ERR_BARRIER_MISMATCH : GASNET_OK;
+}
+
+int gasnet_barrier_wait(int id, int flags) {
+  if (!notified) gasneti_fatalerror("gasnet_barrier_wait without a preceding notify");
+  while (!progress()) gasneti_wait_step();
+  return finish(id, flags);
+}
+
+int gasnet_barrier_try(int id, int flags) {
+  if (!notified) gasneti_fatalerror("gasnet_barrier_try without a preceding notify");
+  gasneti_poll(GASNETI_POLL_ALL);
+  if (!progress()) return GASNET_ERR_NOT_READY;
+  return finish(id, flags);
+}
+
+int gasnet_barrier_result(int *id) {
+  if (result.anon) return GASNET_BARRIERFLAG_ANONYMOUS;
+  if (id) *id = result.id;
+  return 0;
+}

@@ -1,0 +1,149 @@
+/* gasnet_internal.h: state and helpers shared by the conduit-independent runtime and conduits.
+ * Nothing here is visible to clients; names are gasneti_* (core) and gasnetc_* (conduit). */
+#ifndef GASNET_INTERNAL_H
+#define GASNET_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gasnet.h"
+
+#if defined(GASNET_PAR) || defined(GASNET_PARSYNC)
+#define GASNETI_THREADS 1
+#define GASNETI_TLS _Thread_local
+#else
+#define GASNETI_THREADS 0
+#define GASNETI_TLS
+#endif
+
+#define GASNETI_CACHELINE 64
+#define GASNETI_ALIGNUP(x, a) ((((uintptr_t)(x)) + ((a) - 1)) & ~((uintptr_t)(a) - 1))
+#define GASNETI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GASNETI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#ifdef GASNETI_DEBUG
+#define gasneti_assert(expr) \
+  ((expr) ? (void)0 : gasneti_fatalerror("assertion failed at %s:%d: %s", __FILE__, __LINE__, #expr))
+#else
+#define gasneti_assert(expr) ((void)0)
+#endif
+
+/* ---- errors and messages ------------------------------------------------------------ */
+_Noreturn void gasneti_fatalerror(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gasneti_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *gasneti_malloc(size_t n);
+void *gasneti_calloc(size_t n, size_t size);
+
+static inline void gasneti_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* ---- job layout (filled by gasnet_init) -------------------------------------------- */
+extern int gasneti_init_done, gasneti_attach_done;
+extern char gasneti_hostname[64];
+extern char gasneti_jobid[32];
+extern gasnet_node_t *gasneti_host_of;      /* per rank: host index (hosts ordered by first rank) */
+extern gasnet_node_t *gasneti_supernode_of; /* per rank: supernode index */
+extern gasnet_node_t gasneti_host_count, gasneti_supernode_count;
+extern gasnet_node_t *gasneti_host_peers; /* ranks on this host, ascending */
+extern int gasneti_host_size, gasneti_host_index;
+extern int *gasneti_host_local; /* per rank: index among this host's ranks, or -1 */
+extern gasnet_node_t *gasneti_snode_peers; /* ranks of this supernode, ascending */
+extern int gasneti_snode_size, gasneti_snode_index;
+extern uintptr_t *gasneti_pshm_offset; /* per rank: add to its segment address to map it here */
+extern gasnet_seginfo_t *gasneti_seginfo;
+
+static inline bool gasneti_pshm_reachable(gasnet_node_t rank) {
+  return gasneti_supernode_of[rank] == gasneti_supernode_of[gasneti_mynode];
+}
+
+/* Build the host and supernode maps from every rank's host name (gasnet_init). */
+void gasneti_hostmap_build(void);
+
+/* ---- bootstrap --------------------------------------------------------------------- */
+#include "bootstrap.h"
+extern const gasneti_bootstrap_t *gasneti_boot;
+
+/* ---- active messages --------------------------------------------------------------- */
+typedef void (*gasneti_handler_fn)(void);
+extern gasneti_handler_fn gasneti_handlers[256];
+
+enum { GASNETI_AM_SHORT = 0, GASNETI_AM_MEDIUM = 1, GASNETI_AM_LONG = 2 };
+
+/* Internal handler indices (0..127 are reserved for the runtime). */
+enum {
+  GASNETI_HANDLER_NONE = 0,
+  GASNETI_HANDLER_BARRIER = 1,
+  GASNETI_HANDLER_FIRST_CLIENT = 128
+};
+
+typedef struct gasneti_token {
+  gasnet_node_t src;
+  uint8_t is_request;
+  uint8_t replied;
+} gasneti_token_t;
+
+/* What the calling thread is doing: handlers may not send requests and run at most one reply. */
+enum { GASNETI_CTX_CLIENT = 0, GASNETI_CTX_REQUEST = 1, GASNETI_CTX_REPLY = 2 };
+extern GASNETI_TLS int gasneti_am_context;
+
+void gasneti_run_handler(gasneti_token_t *token, gasnet_handler_t handler, int category,
+                         void *buf, size_t nbytes, int nargs, const gasnet_handlerarg_t *args);
+void gasneti_register_internal_handler(gasnet_handler_t index, gasneti_handler_fn fn);
+
+/* ---- polling and waiting ----------------------------------------------------------- */
+/* Which incoming queues to serve: request handlers may only drain replies while they wait. */
+enum { GASNETI_POLL_REPLIES = 1, GASNETI_POLL_REQUESTS = 2, GASNETI_POLL_ALL = 3 };
+int gasneti_poll(int which);
+/* One step of a wait loop that must keep serving AMs (wait_step in gasnet.h is the client's). */
+void gasneti_wait_backoff(void);
+void gasneti_wait_init(void);
+
+/* ---- segments ---------------------------------------------------------------------- */
+uintptr_t gasneti_segment_limit(void);
+void gasneti_segment_attach(uintptr_t segsize);
+
+/* ---- barrier, exit ----------------------------------------------------------------- */
+void gasneti_barrier_init(void);
+void gasneti_exit_init(void);
+/* Called from every wait loop: leaves the job if another rank has started leaving it. */
+void gasneti_exit_check(void);
+_Noreturn void gasneti_exit_now(int code);
+/* GASNET_EXITTIMEOUT, or min(_MAX, _MIN + _FACTOR * ranks): how long a job may take to end. */
+double gasneti_exit_timeout(int ranks);
+/* How long ranks get to leave on their own after the first one left (launchers, supervisor). */
+double gasneti_exit_grace(double timeout);
+
+/* ---- threading helpers ------------------------------------------------------------- */
+#if GASNETI_THREADS
+typedef struct {
+  atomic_flag flag;
+} gasneti_spinlock_t;
+#define GASNETI_SPINLOCK_INIT {ATOMIC_FLAG_INIT}
+static inline void gasneti_spin_lock(gasneti_spinlock_t *l) {
+  while (atomic_flag_test_and_set_explicit(&l->flag, memory_order_acquire)) gasneti_cpu_relax();
+}
+static inline bool gasneti_spin_trylock(gasneti_spinlock_t *l) {
+  return !atomic_flag_test_and_set_explicit(&l->flag, memory_order_acquire);
+}
+static inline void gasneti_spin_unlock(gasneti_spinlock_t *l) {
+  atomic_flag_clear_explicit(&l->flag, memory_order_release);
+}
+#else
+typedef struct {
+  int unused;
+} gasneti_spinlock_t;
+#define GASNETI_SPINLOCK_INIT {0}
+#define gasneti_spin_lock(l) ((void)(l))
+#define gasneti_spin_trylock(l) ((void)(l), true)
+#define gasneti_spin_unlock(l) ((void)(l))
+#endif
+
+#endif /* GASNET_INTERNAL_H */

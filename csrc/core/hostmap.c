@@ -1,0 +1,65 @@
+/* hostmap.c: which ranks share a host, and how a host's ranks split into supernodes.
+ * Hosts and supernodes are numbered in the order of their lowest rank. */
+#include <string.h>
+
+#include "gasnet_internal.h"
+#include "knobs.h"
+
+gasnet_node_t *gasneti_host_of, *gasneti_supernode_of;
+gasnet_node_t gasneti_host_count, gasneti_supernode_count;
+gasnet_node_t *gasneti_host_peers, *gasneti_snode_peers;
+int gasneti_host_size, gasneti_host_index, gasneti_snode_size, gasneti_snode_index;
+int *gasneti_host_local;
+uintptr_t *gasneti_pshm_offset;
+
+void gasneti_hostmap_build(void) {
+  int n = gasneti_nodes;
+  enum { NAMELEN = sizeof gasneti_hostname };
+  char *names = gasneti_calloc((size_t)n, NAMELEN);
+  gasneti_boot->exchange(gasneti_hostname, NAMELEN, names);
+
+  gasneti_host_of = gasneti_calloc((size_t)n, sizeof *gasneti_host_of);
+  gasneti_supernode_of = gasneti_calloc((size_t)n, sizeof *gasneti_supernode_of);
+  gasneti_host_local = gasneti_calloc((size_t)n, sizeof *gasneti_host_local);
+  gasneti_pshm_offset = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_offset);
+  int *first_of_host = gasneti_calloc((size_t)n, sizeof(int));
+  int *ranks_seen = gasneti_calloc((size_t)n, sizeof(int)); /* per host, so far */
+  int64_t maxsize = gasneti_knob_int("GASNET_SUPERNODE_MAXSIZE");
+  if (maxsize == 0) maxsize = n;
+
+  int hosts = 0, snodes = 0;
+  int *open_snode = gasneti_calloc((size_t)n, sizeof(int)); /* per host: its newest supernode */
+  for (int r = 0; r < n; r++) {
+    int h = 0;
+    while (h < hosts && strncmp(&names[first_of_host[h] * NAMELEN], &names[r * NAMELEN], NAMELEN))
+      h++;
+    if (h == hosts) first_of_host[hosts++] = r;
+    gasneti_host_of[r] = (gasnet_node_t)h;
+    /* Every maxsize-th rank of a host opens the host's next supernode. */
+    if (ranks_seen[h]++ % maxsize == 0) open_snode[h] = snodes++;
+    gasneti_supernode_of[r] = (gasnet_node_t)open_snode[h];
+  }
+  gasneti_host_count = (gasnet_node_t)hosts;
+  gasneti_supernode_count = (gasnet_node_t)snodes;
+
+  gasnet_node_t me = gasneti_mynode;
+  gasneti_host_peers = gasneti_calloc((size_t)n, sizeof(gasnet_node_t));
+  gasneti_snode_peers = gasneti_calloc((size_t)n, sizeof(gasnet_node_t));
+  gasneti_host_size = gasneti_snode_size = 0;
+  for (int r = 0; r < n; r++) {
+    gasneti_host_local[r] = -1;
+    if (gasneti_host_of[r] == gasneti_host_of[me]) {
+      if (r == me) gasneti_host_index = gasneti_host_size;
+      gasneti_host_local[r] = gasneti_host_size;
+      gasneti_host_peers[gasneti_host_size++] = (gasnet_node_t)r;
+    }
+    if (gasneti_supernode_of[r] == gasneti_supernode_of[me]) {
+      if (r == me) gasneti_snode_index = gasneti_snode_size;
+      gasneti_snode_peers[gasneti_snode_size++] = (gasnet_node_t)r;
+    }
+  }
+  free(open_snode);
+  free(ranks_seen);
+  free(first_of_host);
+  free(names);
+}

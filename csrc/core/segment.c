@@ -1,0 +1,52 @@
+/* segment.c: how large a segment may be, and creating it at attach: in POSIX shared memory
+ * when supernode peers will map it, in private memory when the rank is alone. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "gasnet_internal.h"
+#include "knobs.h"
+#include "pshm/pshm.h"
+
+/* 85% of what this host can back (free /dev/shm and physical memory), shared by its ranks,
+ * unless GASNET_MAX_SEGSIZE says otherwise. */
+uintptr_t gasneti_segment_limit(void) {
+  uint64_t limit;
+  if (gasneti_knob_is_set("GASNET_MAX_SEGSIZE")) {
+    limit = gasneti_knob_size("GASNET_MAX_SEGSIZE");
+  } else {
+    uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t avail = phys;
+    struct statvfs vfs;
+    if (statvfs("/dev/shm", &vfs) == 0) {
+      uint64_t shm_free = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+      if (shm_free < avail) avail = shm_free;
+    }
+    limit = (uint64_t)((double)avail * 0.85) / (uint64_t)gasneti_host_size;
+  }
+  if (limit > UINTPTR_MAX / 2) limit = UINTPTR_MAX / 2;
+  return (uintptr_t)(limit - limit % GASNET_PAGESIZE);
+}
+
+void gasneti_segment_attach(uintptr_t segsize) {
+  bool shared = gasneti_snode_size > 1;
+  void *base = NULL;
+  if (segsize) {
+    if (shared) {
+      base = gasneti_shm_create('s', gasneti_mynode, segsize);
+    } else {
+      base = mmap(NULL, segsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (base == MAP_FAILED)
+        gasneti_fatalerror("mmap of a %lu-byte segment failed: %s", (unsigned long)segsize,
+                           strerror(errno));
+    }
+  }
+  gasnet_seginfo_t mine = {base, segsize};
+  gasneti_seginfo = gasneti_calloc(gasneti_nodes, sizeof *gasneti_seginfo);
+  gasneti_boot->exchange(&mine, sizeof mine, gasneti_seginfo); /* also: all segments exist */
+  gasneti_pshm_attach_segments();
+  gasneti_boot->barrier(); /* every peer mapped every segment: names can go */
+  if (segsize && shared) gasneti_shm_unlink('s', gasneti_mynode);
+}

@@ -1,0 +1,50 @@
+/* wait.c: polling and the wait policy of every blocking loop in the runtime.
+ * Poll while the host has a core per rank; give the core away when ranks outnumber cores. */
+#include <sched.h>
+
+#include "conduit.h"
+#include "gasnet_internal.h"
+#include "pshm/pshm.h"
+
+static int wait_mode = GASNET_WAIT_SPIN;
+enum { SPINS_BEFORE_YIELD = 2000 };
+static GASNETI_TLS unsigned idle_spins;
+
+void gasneti_wait_init(void) {
+  cpu_set_t set;
+  int cpus = 1;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+  /* Oversubscribed: a spinning waiter would hold the core the rank it waits for needs. */
+  wait_mode = gasneti_host_size > cpus ? GASNET_WAIT_BLOCK : GASNET_WAIT_SPIN;
+}
+
+int gasnet_set_waitmode(int mode) {
+  if (mode != GASNET_WAIT_SPIN && mode != GASNET_WAIT_BLOCK && mode != GASNET_WAIT_SPINBLOCK)
+    return GASNET_ERR_BAD_ARG;
+  wait_mode = mode;
+  return GASNET_OK;
+}
+
+int gasneti_poll(int which) {
+  gasneti_exit_check();
+  if (!which) return 0;
+  int ran = gasneti_pshm_poll(which) + gasnetc_poll(which);
+  if (ran) idle_spins = 0;
+  return ran;
+}
+
+void gasneti_wait_backoff(void) {
+  switch (wait_mode) {
+    case GASNET_WAIT_BLOCK: sched_yield(); break;
+    case GASNET_WAIT_SPINBLOCK:
+      if (++idle_spins > SPINS_BEFORE_YIELD) sched_yield();
+      else gasneti_cpu_relax();
+      break;
+    default: gasneti_cpu_relax(); break;
+  }
+}
+
+void gasneti_wait_step(void) {
+  int which = gasneti_am_context == GASNETI_CTX_CLIENT ? GASNETI_POLL_ALL : 0;
+  if (!gasneti_attach_done || !gasneti_poll(which)) gasneti_wait_backoff();
+}
