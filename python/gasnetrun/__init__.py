@@ -1,0 +1,1 @@
+"""gasnetrun: the launcher of GASNet jobs."""
