@@ -1,0 +1,64 @@
+/* exit_test.c: the ways a job ends, chosen by argv: collective and one-rank gasnet_exit, return
+ * from main, a rank killed by a signal, a fatal error, and ranks that wait to be interrupted. */
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static void idle_forever(void) {
+  for (;;) usleep(1000); /* computing: never enters GASNet, so only a signal ends it */
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: exit_test collective CODE | one RANK CODE | one-waiting RANK CODE | return |\n"
+          "       return-one RANK | signal RANK SIG | hang | hang-compute | bad-handler RANK |\n"
+          "       before-attach CODE\n");
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  GASNET_SAFE(gasnet_init(&argc, &argv));
+  if (argc < 2) usage();
+  const char *mode = argv[1];
+  int a = argc > 2 ? atoi(argv[2]) : 0, b = argc > 3 ? atoi(argv[3]) : 0;
+  if (strcmp(mode, "before-attach") == 0) gasnet_exit(a);
+  GASNET_SAFE(gasnet_attach(NULL, 0, GASNET_PAGESIZE, 0));
+  int me = gasnet_mynode();
+  test_barrier();
+  if (strcmp(mode, "collective") == 0) {
+    printf("rank %d leaving with %d\n", me, a);
+    fflush(stdout);
+    gasnet_exit(a);
+  } else if (strcmp(mode, "one") == 0 || strcmp(mode, "one-waiting") == 0) {
+    if (me == a) gasnet_exit(b);
+    if (strcmp(mode, "one") == 0) idle_forever();
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS); /* never completes */
+    gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  } else if (strcmp(mode, "return") == 0) {
+    return 0;
+  } else if (strcmp(mode, "return-one") == 0) {
+    if (me == a) return 0;
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  } else if (strcmp(mode, "signal") == 0) {
+    if (me == a) {
+      signal(b, SIG_DFL);
+      raise(b);
+    }
+    idle_forever();
+  } else if (strcmp(mode, "hang") == 0 || strcmp(mode, "hang-compute") == 0) {
+    printf("ready rank %d\n", me);
+    fflush(stdout);
+    if (strcmp(mode, "hang-compute") == 0) idle_forever();
+    GASNET_BLOCKUNTIL(0);
+  } else if (strcmp(mode, "bad-handler") == 0) {
+    if (me == a) GASNET_SAFE(gasnet_AMRequestShort0((gasnet_node_t)((a + 1) % gasnet_nodes()), 200));
+    GASNET_BLOCKUNTIL(0); /* polls until the receiver's fatal error ends the job */
+  } else {
+    usage();
+  }
+  fprintf(stderr, "rank %d: exit_test %s fell through\n", me, mode);
+  return 3;
+}
