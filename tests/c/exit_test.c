@@ -14,6 +14,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: exit_test collective CODE | one RANK CODE | one-waiting RANK CODE | return |\n"
           "       return-one RANK | signal RANK SIG | hang | hang-compute | bad-handler RANK |\n"
+          "       stubborn RANK CODE |\n"
           "       before-attach CODE\n");
   exit(2);
 }
@@ -36,6 +37,12 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "one") == 0) idle_forever();
     gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS); /* never completes */
     gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  } else if (strcmp(mode, "stubborn") == 0) {
+    /* Rank a leaves with code b; the others ignore every polite signal: only SIGKILL works. */
+    if (me == a) gasnet_exit(b);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    idle_forever();
   } else if (strcmp(mode, "return") == 0) {
     return 0;
   } else if (strcmp(mode, "return-one") == 0) {

@@ -1,0 +1,115 @@
+"""Fixtures that run real jobs through gasnetrun, in the optimized and the sanitizer build,
+and check after every test that no rank process and no /dev/shm object was left behind."""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILDS = {"opt": ROOT / "build", "debug": ROOT / "build-debug"}
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def describe(self) -> str:
+        return (f"exit {self.returncode} after {self.seconds:.2f}s\n--- stdout ---\n"
+                f"{self.stdout[-3000:]}\n--- stderr ---\n{self.stderr[-3000:]}")
+
+
+class Build:
+    def __init__(self, name: str, path: Path) -> None:
+        self.name = name
+        self.path = path
+        self.gasnetrun = str(path / "bin" / "gasnetrun")
+
+    def test_program(self, name: str, mode: str = "seq") -> str:
+        return str(self.path / "tests" / f"{name}-{mode}")
+
+    def run(self, args: list[str], env: dict[str, str] | None = None, timeout: float = 300,
+            stdin: int | None = subprocess.DEVNULL) -> Result:
+        full_env = job_env(env)
+        start = time.monotonic()
+        proc = subprocess.run([self.gasnetrun, *args], env=full_env, capture_output=True,
+                              text=True, timeout=timeout, stdin=stdin)
+        return Result(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
+
+    def job(self, nranks: int, program: str, *args: str, mode: str = "seq",
+            env: dict[str, str] | None = None, timeout: float = 300) -> Result:
+        return self.run(["-n", str(nranks), self.test_program(program, mode), *args], env,
+                        timeout)
+
+
+def job_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GASNET_", "GASNETRUN_"))}
+    # Sanitizer builds: leaks are not what these jobs check, and ranks end with _exit anyway.
+    env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0"
+    env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture(params=list(BUILDS), scope="session")
+def build(request) -> Build:
+    path = BUILDS[request.param]
+    if not (path / "bin" / "gasnetrun").exists():
+        pytest.skip(f"{path} is not built (run: scons{' debug=1' if request.param == 'debug' else ''})")
+    return Build(request.param, path)
+
+
+@pytest.fixture(scope="session")
+def opt_build() -> Build:
+    path = BUILDS["opt"]
+    if not (path / "bin" / "gasnetrun").exists():
+        pytest.skip(f"{path} is not built (run: scons)")
+    return Build("opt", path)
+
+
+def rank_processes() -> list[str]:
+    """Processes running any program from a build tree (none may outlive its job)."""
+    found = []
+    markers = [str(p) for p in BUILDS.values()]
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            text = Path(cmdline).read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if any(m + "/tests/" in text or m + "/examples/" in text or m + "/bench/" in text
+               for m in markers) and "pytest" not in text:
+            found.append(f"{cmdline.split('/')[2]}: {text.strip()}")
+    return found
+
+
+def shm_leftovers() -> list[str]:
+    return glob.glob("/dev/shm/gasnet-*")
+
+
+def wait_for_nothing_left(seconds: float = 3.0) -> tuple[list[str], list[str]]:
+    deadline = time.monotonic() + seconds
+    while True:
+        procs, shm = rank_processes(), shm_leftovers()
+        if (not procs and not shm) or time.monotonic() > deadline:
+            return procs, shm
+        time.sleep(0.05)
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind():
+    before = shm_leftovers()
+    assert not before, f"/dev/shm has GASNet objects before the test: {before}"
+    yield
+    procs, shm = wait_for_nothing_left()
+    for path in shm:  # leave the next test a clean slate, but fail this one
+        os.unlink(path)
+    assert not procs, f"rank processes outlived their job: {procs}"
+    assert not shm, f"/dev/shm objects outlived their job: {shm}"

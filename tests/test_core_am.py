@@ -1,0 +1,60 @@
+"""Core API behaviour, checked by C programs run as real jobs with 2 and 8 ranks."""
+import pytest
+
+RANKS = [2, 8]
+MODES = ["seq", "par"]
+
+
+def assert_all_ok(result, name: str, nranks: int) -> None:
+    assert result.returncode == 0, result.describe()
+    for rank in range(nranks):
+        assert f"{name}: rank {rank} OK" in result.stdout, result.describe()
+
+
+@pytest.mark.parametrize("nranks", RANKS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_every_am_category_args_and_payload_size_arrive_intact(build, nranks, mode, maxsize):
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(nranks, "am_test", mode=mode, env=env)
+    assert_all_ok(result, "am_test", nranks)
+
+
+@pytest.mark.parametrize("nranks", RANKS)
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_all_to_one_flood_of_100000_requests_loses_nothing(build, nranks, maxsize):
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(nranks, "flood_test", mode="par", env=env)
+    assert "rank 0 received all 100000 requests" in result.stdout, result.describe()
+    assert_all_ok(result, "flood_test", nranks)
+
+
+@pytest.mark.parametrize("nranks", RANKS)
+@pytest.mark.parametrize("maxsize", [None, "1", "3"], ids=["pshm", "no-pshm", "3-per-supernode"])
+def test_barriers_named_anonymous_and_mismatched(build, nranks, maxsize):
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(nranks, "barrier_test", env=env)
+    assert_all_ok(result, "barrier_test", nranks)
+
+
+@pytest.mark.parametrize("nranks", RANKS)
+def test_par_threads_send_concurrently(build, nranks):
+    result = build.job(nranks, "par_test", mode="par")
+    assert_all_ok(result, "par_test", nranks)
+
+
+@pytest.mark.parametrize("nranks", RANKS)
+@pytest.mark.parametrize("maxsize", [None, "1", "3"], ids=["pshm", "no-pshm", "3-per-supernode"])
+def test_segment_and_node_info(build, nranks, maxsize):
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(nranks, "info_test", mode="seq", env=env)
+    assert_all_ok(result, "info_test", nranks)
+
+
+def test_demo_passes_token_and_greetings_around_the_ring(build):
+    result = build.run(["-n", "4", str(build.path / "examples" / "hello_ring-seq")])
+    assert result.returncode == 0, result.describe()
+    for rank in range(4):
+        left = (rank - 1) % 4
+        assert f'rank {rank} of 4: token went {rank or 4} hops; my segment says "hello from rank {left}"' \
+            in result.stdout, result.describe()

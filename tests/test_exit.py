@@ -1,0 +1,90 @@
+"""How jobs end: exit codes, how long it takes, and that nothing is left behind
+(the autouse fixture in conftest.py checks processes and /dev/shm after every test)."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import job_env, wait_for_nothing_left
+
+TIMEOUT = 4.0  # GASNET_EXITTIMEOUT for these jobs
+ENV = {"GASNET_EXITTIMEOUT": str(TIMEOUT)}
+SLACK = 3.0  # start-up of 8 sanitized ranks on 2 cores
+
+
+@pytest.mark.parametrize("nranks", [2, 8])
+@pytest.mark.parametrize("args,code,bound", [
+    (["collective", "7"], 7, 0),
+    (["collective", "0"], 0, 0),
+    (["one-waiting", "1", "6"], 6, 0),       # peers wait in a barrier: they follow at once
+    (["one", "1", "5"], 5, TIMEOUT),          # peers compute: SIGQUIT after the grace period
+    (["return"], 0, 0),
+    (["return-one", "1"], 0, 0),              # return from main is exit(0) and ends the job
+    (["signal", "1", str(int(signal.SIGKILL))], 128 + signal.SIGKILL, TIMEOUT),
+    (["signal", "0", str(int(signal.SIGSEGV))], 128 + signal.SIGSEGV, TIMEOUT),
+    (["bad-handler", "0"], 1, TIMEOUT),       # a fatal error on the receiver ends the job
+    (["before-attach", "4"], 4, 0),
+    (["stubborn", "0", "3"], 3, TIMEOUT),     # SIGKILL once GASNET_EXITTIMEOUT has passed
+], ids=lambda v: "-".join(v) if isinstance(v, list) else str(v))
+def test_job_exit_code_and_duration(build, nranks, args, code, bound):
+    result = build.job(nranks, "exit_test", *args, env=ENV, timeout=60)
+    assert result.returncode == code, result.describe()
+    assert result.seconds < bound + SLACK + (2 if build.name == "debug" else 0), result.describe()
+
+
+@pytest.mark.parametrize("args,code", [(["collective", "9"], 9), (["one", "2", "5"], 5),
+                                       (["signal", "1", "9"], 137), (["return"], 0)])
+def test_fork_mode_without_launcher_has_the_same_exit_semantics(build, args, code):
+    env = job_env({"GASNET_PSHM_NODES": "4", **ENV})
+    start = time.monotonic()
+    proc = subprocess.run([build.test_program("exit_test"), *args], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == code, proc.stderr
+    assert time.monotonic() - start < TIMEOUT + SLACK
+
+
+def test_program_without_launcher_is_a_one_rank_job(build):
+    proc = subprocess.run([build.test_program("info_test")], env=job_env(), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "info_test: rank 0 OK" in proc.stdout
+
+
+def start_hanging_job(build, nranks: int, mode: str) -> subprocess.Popen:
+    proc = subprocess.Popen([build.gasnetrun, "-n", str(nranks), build.test_program("exit_test"),
+                             mode], env=job_env(ENV), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    ready = 0
+    while ready < nranks:
+        line = proc.stdout.readline()
+        assert line, f"job ended before all ranks were ready: {proc.stderr.read()}"
+        ready += line.startswith("ready rank")
+    return proc
+
+
+@pytest.mark.parametrize("mode", ["hang", "hang-compute"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_gasnetrun_ends_every_rank(build, mode, signum):
+    proc = start_hanging_job(build, 8, mode)
+    start = time.monotonic()
+    proc.send_signal(signum)
+    rc = proc.wait(timeout=30)
+    assert rc == 128 + signum
+    assert time.monotonic() - start < TIMEOUT + SLACK
+
+
+def test_killed_launcher_takes_its_ranks_with_it(build):
+    proc = start_hanging_job(build, 4, "hang")
+    proc.kill()
+    proc.wait(timeout=10)
+    procs, shm = wait_for_nothing_left(10)
+    assert not procs and not shm, (procs, shm)
+
+
+def test_ctrl_c_reaches_the_job_through_the_terminal_process_group(build):
+    """A terminal's Ctrl-C signals the whole foreground group, gasnetrun included."""
+    proc = start_hanging_job(build, 8, "hang")
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=30) == 130

@@ -1,0 +1,106 @@
+"""gasnetrun's command line: spellings, dry runs, usage errors and what they say."""
+import stat
+import subprocess
+
+import pytest
+
+from conftest import job_env
+
+
+def test_gasnet_single_dash_spellings_run_the_job(opt_build):
+    result = opt_build.run(["-np", "2", "-spawner=local", "--",
+                            opt_build.test_program("exit_test"), "collective", "0"])
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("leaving with 0") == 2
+
+
+def test_double_dash_spellings_run_the_job(opt_build):
+    result = opt_build.run(["--np", "3", "--spawner", "local",
+                            opt_build.test_program("exit_test"), "collective", "0"])
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("leaving with 0") == 3
+
+
+def test_program_options_are_not_taken_for_launcher_options(opt_build):
+    # "-n" after the program belongs to the program (exit_test rejects it: usage, code 2).
+    result = opt_build.run(["-n", "1", opt_build.test_program("exit_test"), "-np", "5"])
+    assert "usage: exit_test" in result.stderr
+    assert result.returncode == 2
+
+
+def test_dry_run_prints_each_rank_and_runs_nothing(opt_build, tmp_path):
+    marker = tmp_path / "ran"
+    script = tmp_path / "prog.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    result = opt_build.run(["-n", "3", "-t", str(script), "arg 1"])
+    assert result.returncode == 0, result.describe()
+    lines = [l for l in result.stdout.splitlines() if l.startswith("rank ")]
+    assert len(lines) == 3 and "GASNETRUN_RANK=2" in lines[2] and "'arg 1'" in lines[0]
+    assert not marker.exists()
+
+
+def test_verbose_reports_the_plan_and_each_rank(opt_build):
+    result = opt_build.run(["-v", "-n", "2", opt_build.test_program("exit_test"), "return"])
+    assert result.returncode == 0
+    assert "2 ranks via spawner 'local'" in result.stderr
+    assert "rank 1 (pid" in result.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-n", "0", "/bin/true"], "-n 0: the number of ranks must be 1..65535"),
+    (["-n", "x", "/bin/true"], "argument -n/--np: invalid int value: 'x'"),
+    (["/bin/true"], "the following arguments are required: -n/--np"),
+    (["-n", "2"], "the following arguments are required: program"),
+    (["-n", "2", "--frobnicate", "/bin/true"], "unrecognized arguments"),
+    (["-n", "2", "-spawner=carrier-pigeon", "/bin/true"],
+     "spawner 'carrier-pigeon' is not available; this build has: local"),
+    (["-n", "2", "./no/such/program"], "program './no/such/program' does not exist"),
+    (["-n", "2", "no-such-program-in-path"], "program 'no-such-program-in-path' was not found in PATH"),
+    (["-n", "2", "-E", "GOOD,bad-name", "/bin/true"], "'bad-name' is not a variable name"),
+], ids=["zero-ranks", "bad-count", "no-count", "no-program", "unknown-option", "bad-spawner",
+        "missing-program", "not-in-path", "bad-export"])
+def test_bad_input_is_named_and_exits_2(opt_build, args, message):
+    result = opt_build.run(args)
+    assert result.returncode == 2, result.describe()
+    assert message in result.stderr, result.describe()
+
+
+def test_non_executable_program_is_refused(opt_build, tmp_path):
+    prog = tmp_path / "data.txt"
+    prog.write_text("not a program")
+    prog.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    result = opt_build.run(["-n", "2", str(prog)])
+    assert result.returncode == 2
+    assert f"program '{prog}' is not an executable file" in result.stderr
+
+
+def test_output_and_exit_code_of_ranks_are_forwarded(opt_build, tmp_path):
+    script = tmp_path / "rank.sh"
+    script.write_text('#!/bin/sh\necho "out $GASNETRUN_RANK"\necho "err $GASNETRUN_RANK" >&2\n'
+                      'exit $((GASNETRUN_RANK + 3))\n')
+    script.chmod(0o755)
+    result = opt_build.run(["-n", "2", str(script)])
+    assert sorted(result.stdout.split("\n")[:2]) == ["out 0", "out 1"]
+    assert "err 0" in result.stderr and "err 1" in result.stderr
+    assert result.returncode in (3, 4)  # the first rank to end with a non-zero code
+
+
+def test_exported_variables_reach_every_rank(opt_build, tmp_path):
+    script = tmp_path / "env.sh"
+    script.write_text('#!/bin/sh\necho "rank $GASNETRUN_RANK sees $MY_SETTING"\n')
+    script.chmod(0o755)
+    proc = subprocess.run([opt_build.gasnetrun, "-n", "2", "-E", "MY_SETTING", str(script)],
+                          env=job_env({"MY_SETTING": "42"}), capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 0
+    assert "rank 0 sees 42" in proc.stdout and "rank 1 sees 42" in proc.stdout
+
+
+def test_rank_zero_reads_piped_standard_input(opt_build, tmp_path):
+    script = tmp_path / "cat.sh"
+    script.write_text('#!/bin/sh\necho "rank $GASNETRUN_RANK read: $(cat)"\n')
+    script.chmod(0o755)
+    proc = subprocess.run([opt_build.gasnetrun, "-n", "2", str(script)], input="hello",
+                          env=job_env(), capture_output=True, text=True, timeout=30)
+    assert "rank 0 read: hello" in proc.stdout and "rank 1 read: \n" in proc.stdout

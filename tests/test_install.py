@@ -1,0 +1,51 @@
+"""scons install: an existing GASNet client's Makefile that includes the installed .mak file
+builds unchanged, pkg-config finds the library, and the installed gasnetrun runs the result."""
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT, job_env
+
+CLIENT_MAKEFILE = """\
+include $(GASNET_MAK)
+hello: hello.c
+\t$(GASNET_CC) $(GASNET_CPPFLAGS) $(GASNET_CFLAGS) -c hello.c -o hello.o
+\t$(GASNET_LD) $(GASNET_LDFLAGS) -o hello hello.o $(GASNET_LIBS)
+"""
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    prefix = tmp_path_factory.mktemp("prefix")
+    proc = subprocess.run(["scons", "-Q", f"prefix={prefix}", "install"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return prefix
+
+
+@pytest.mark.parametrize("mode", ["seq", "par"])
+def test_client_makefile_including_the_mak_file_builds_and_runs(prefix, tmp_path, mode):
+    shutil.copy(ROOT / "examples" / "hello_ring.c", tmp_path / "hello.c")
+    (tmp_path / "Makefile").write_text(CLIENT_MAKEFILE)
+    mak = prefix / "include" / "smp-conduit" / f"smp-{mode}.mak"
+    proc = subprocess.run(["make", f"GASNET_MAK={mak}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = subprocess.run([str(prefix / "bin" / "gasnetrun"), "-n", "3", str(tmp_path / "hello")],
+                         env=job_env(), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("token went") == 3
+
+
+def test_pkg_config_describes_the_library(prefix, tmp_path):
+    if not shutil.which("pkg-config"):
+        pytest.skip("pkg-config is not installed")
+    env = job_env({"PKG_CONFIG_PATH": str(prefix / "lib" / "pkgconfig")})
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "gasnet-smp-seq"], env=env,
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert "-DGASNET_SEQ" in flags and "-lgasnet-smp-seq" in flags
+    proc = subprocess.run(["gcc", str(ROOT / "examples" / "hello_ring.c"), "-o",
+                           str(tmp_path / "hello"), *flags, "-lrt", "-lm"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
