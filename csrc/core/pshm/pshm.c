@@ -58,7 +58,7 @@ static int drain_kind(int reply) {
   int ran = 0;
   gasneti_ring_rx_t *rx = rx_rings[reply];
   for (int i = 0; i < gasneti_host_size; i++)
-    ran += gasneti_ring_drain(&rx[i], gasneti_host_peers[i], !reply, 32);
+    if (gasneti_ring_ready(&rx[i])) ran += gasneti_ring_drain(&rx[i], gasneti_host_peers[i], !reply, 32);
 #if GASNETI_THREADS
   gasneti_spin_unlock(&poll_lock[reply]);
 #endif

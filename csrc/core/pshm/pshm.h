@@ -83,6 +83,11 @@ typedef struct {
 
 /* false when the ring is full; the caller polls and retries. */
 bool gasneti_ring_try_send(gasneti_ring_tx_t *tx, const gasneti_msg_t *msg);
+/* Whether a message waits: the poll loop's check, kept inline because it runs on every poll. */
+static inline bool gasneti_ring_ready(const gasneti_ring_rx_t *rx) {
+  const gasneti_slot_t *s = &rx->ring->slots[rx->received % GASNETI_RING_SLOTS];
+  return atomic_load_explicit(&s->stamp, memory_order_acquire) == rx->received + 1;
+}
 /* Runs the handlers of up to max waiting messages; returns how many ran. */
 int gasneti_ring_drain(gasneti_ring_rx_t *rx, gasnet_node_t src, bool requests, int max);
 
