@@ -113,3 +113,12 @@ def nothing_left_behind():
         os.unlink(path)
     assert not procs, f"rank processes outlived their job: {procs}"
     assert not shm, f"/dev/shm objects outlived their job: {shm}"
+
+
+@pytest.fixture(scope="session")
+def native(opt_build):
+    """gasnetrun's CFFI binding, from the optimized build."""
+    import sys
+    sys.path.insert(0, str(opt_build.path / "python"))
+    from gasnetrun import _native
+    return _native

@@ -50,8 +50,8 @@ def test_verbose_reports_the_plan_and_each_rank(opt_build):
 @pytest.mark.parametrize("args,message", [
     (["-n", "0", "/bin/true"], "-n 0: the number of ranks must be 1..65535"),
     (["-n", "x", "/bin/true"], "argument -n/--np: invalid int value: 'x'"),
-    (["/bin/true"], "the following arguments are required: -n/--np"),
-    (["-n", "2"], "the following arguments are required: program"),
+    (["/bin/true"], "the number of ranks is required: -n N"),
+    (["-n", "2"], "the program to run is required"),
     (["-n", "2", "--frobnicate", "/bin/true"], "unrecognized arguments"),
     (["-n", "2", "-spawner=carrier-pigeon", "/bin/true"],
      "spawner 'carrier-pigeon' is not available; this build has: local"),

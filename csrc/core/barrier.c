@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gasnet_internal.h"
+#include "knobs.h"
 #include "pshm/pshm.h"
 
 /* What a set of notifies adds up to. Combining is idempotent, so dissemination may count a
@@ -42,8 +43,13 @@ static struct {
   _Atomic uint32_t phase; /* published after vote */
   vote_t vote;
 } inbox[2][MAX_ROUNDS];
-static int leader_rounds;
-static gasnet_node_t *leaders; /* lowest rank of each supernode */
+/* The barrier's groups: GASNET_BARRIER=PSHM groups by supernode (members post in shared memory,
+ * the lowest rank leads); AMDISSEM makes every rank a group of one, all talking over AMs. */
+static gasnet_node_t *members; /* ranks whose notify this group gathers */
+static int nmembers;
+static gasnet_node_t group_leader; /* whose release this rank waits for */
+static gasnet_node_t *leaders;     /* leader of each group */
+static int nleaders, leader_rounds;
 static int my_leader_index = -1;
 
 static void barrier_handler(gasnet_token_t token, gasnet_handlerarg_t ph, gasnet_handlerarg_t round,
@@ -56,24 +62,36 @@ static void barrier_handler(gasnet_token_t token, gasnet_handlerarg_t ph, gasnet
 
 void gasneti_barrier_init(void) {
   gasneti_register_internal_handler(GASNETI_HANDLER_BARRIER, (gasneti_handler_fn)barrier_handler);
-  int L = gasneti_supernode_count;
-  leaders = gasneti_calloc((size_t)L, sizeof *leaders);
-  for (int r = gasneti_nodes - 1; r >= 0; r--) leaders[gasneti_supernode_of[r]] = (gasnet_node_t)r;
-  if (leaders[gasneti_supernode_of[gasneti_mynode]] == gasneti_mynode)
-    my_leader_index = gasneti_supernode_of[gasneti_mynode];
+  gasnet_node_t me = gasneti_mynode;
+  if (gasneti_knob_enum_is("GASNET_BARRIER", "AMDISSEM")) {
+    nleaders = gasneti_nodes;
+    leaders = gasneti_calloc((size_t)nleaders, sizeof *leaders);
+    for (int r = 0; r < nleaders; r++) leaders[r] = (gasnet_node_t)r;
+    members = &leaders[me];
+    nmembers = 1;
+  } else {
+    nleaders = gasneti_supernode_count;
+    leaders = gasneti_calloc((size_t)nleaders, sizeof *leaders);
+    for (int r = gasneti_nodes - 1; r >= 0; r--) leaders[gasneti_supernode_of[r]] = (gasnet_node_t)r;
+    members = gasneti_snode_peers;
+    nmembers = gasneti_snode_size;
+  }
+  group_leader = members[0];
+  for (int i = 0; i < nleaders; i++)
+    if (leaders[i] == me) my_leader_index = i;
   leader_rounds = 0;
-  while ((1 << leader_rounds) < L) leader_rounds++;
+  while ((1 << leader_rounds) < nleaders) leader_rounds++;
 }
 
 static gasneti_region_t *region_of(gasnet_node_t rank) {
   return gasneti_regions[gasneti_host_local[rank]];
 }
 
-/* Fold in supernode members' notifies; false while one is missing. */
-static bool gather_supernode(void) {
+/* Fold in the group members' notifies; false while one is missing. */
+static bool gather_group(void) {
   int parity = phase & 1;
-  for (; scanned < gasneti_snode_size; scanned++) {
-    gasneti_barrier_slot_t *s = &region_of(gasneti_snode_peers[scanned])->notify[parity];
+  for (; scanned < nmembers; scanned++) {
+    gasneti_barrier_slot_t *s = &region_of(members[scanned])->notify[parity];
     if (atomic_load_explicit(&s->phase, memory_order_acquire) != phase) return false;
     sofar = combine(sofar, vote_of(s->id, s->flags));
   }
@@ -82,7 +100,7 @@ static bool gather_supernode(void) {
 
 /* Leaders: advance the dissemination among leaders as far as arrived messages allow. */
 static bool disseminate(void) {
-  int L = gasneti_supernode_count, parity = phase & 1;
+  int L = nleaders, parity = phase & 1;
   while (round_done < leader_rounds) {
     if (round_sent == round_done) {
       gasnet_node_t to = leaders[(my_leader_index + (1 << round_done)) % L];
@@ -102,19 +120,19 @@ static bool disseminate(void) {
 /* One non-blocking attempt to finish the current barrier; fills result when done. */
 static bool progress(void) {
   int parity = phase & 1;
-  gasneti_region_t *leader_region = region_of(gasneti_snode_peers[0]);
-  if (gasneti_supernode_count == 1) {
-    if (!gather_supernode()) return false;
+  gasneti_region_t *leader_region = region_of(group_leader);
+  if (nleaders == 1) {
+    if (!gather_group()) return false;
     result = sofar;
     return true;
   }
-  if (my_leader_index < 0) { /* wait for the supernode leader's release */
+  if (my_leader_index < 0) { /* wait for the group leader's release */
     gasneti_barrier_slot_t *rel = &leader_region->release[parity];
     if (atomic_load_explicit(&rel->phase, memory_order_acquire) != phase) return false;
     result = (vote_t){rel->flags & 1, rel->id, (rel->flags >> 1) & 1};
     return true;
   }
-  if (!gather_supernode() || !disseminate()) return false;
+  if (!gather_group() || !disseminate()) return false;
   result = sofar;
   gasneti_barrier_slot_t *rel = &leader_region->release[parity];
   rel->id = result.id;

@@ -76,11 +76,13 @@ void gasneti_exit_init(void) {
 }
 
 double gasneti_exit_timeout(int ranks) {
-  if (gasneti_knob_is_set("GASNET_EXITTIMEOUT")) return gasneti_knob_double("GASNET_EXITTIMEOUT");
-  double t = gasneti_knob_double("GASNET_EXITTIMEOUT_MIN") +
-             gasneti_knob_double("GASNET_EXITTIMEOUT_FACTOR") * ranks;
-  double max = gasneti_knob_double("GASNET_EXITTIMEOUT_MAX");
-  return t < max ? t : max;
+  char err[256];
+  double t = gasneti_exit_timeout_of(
+      gasneti_knob_text("GASNET_EXITTIMEOUT"), gasneti_knob_text("GASNET_EXITTIMEOUT_MAX"),
+      gasneti_knob_text("GASNET_EXITTIMEOUT_MIN"), gasneti_knob_text("GASNET_EXITTIMEOUT_FACTOR"),
+      ranks, err, sizeof err);
+  if (t < 0) gasneti_fatalerror("%s", err);
+  return t;
 }
 
 /* Ranks that end together (gasnet_exit after a barrier) need a moment to get there; ranks

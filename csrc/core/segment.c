@@ -10,24 +10,20 @@
 #include "knobs.h"
 #include "pshm/pshm.h"
 
-/* 85% of what this host can back (free /dev/shm and physical memory), shared by its ranks,
- * unless GASNET_MAX_SEGSIZE says otherwise. */
+/* GASNET_MAX_SEGSIZE and GASNET_PHYSMEM_MAX applied to this host's memory, its free shared
+ * memory and its rank count (the same arithmetic gasnetrun -v shows). */
 uintptr_t gasneti_segment_limit(void) {
-  uint64_t limit;
-  if (gasneti_knob_is_set("GASNET_MAX_SEGSIZE")) {
-    limit = gasneti_knob_size("GASNET_MAX_SEGSIZE");
-  } else {
-    uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t avail = phys;
-    struct statvfs vfs;
-    if (statvfs("/dev/shm", &vfs) == 0) {
-      uint64_t shm_free = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-      if (shm_free < avail) avail = shm_free;
-    }
-    limit = (uint64_t)((double)avail * 0.85) / (uint64_t)gasneti_host_size;
-  }
+  uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+  uint64_t shm_free = 0;
+  struct statvfs vfs;
+  if (statvfs("/dev/shm", &vfs) == 0) shm_free = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+  char err[256];
+  uint64_t limit = gasneti_segment_budget(gasneti_knob_text("GASNET_MAX_SEGSIZE"),
+                                          gasneti_knob_text("GASNET_PHYSMEM_MAX"), phys, shm_free,
+                                          gasneti_host_size, err, sizeof err);
+  if (!limit) gasneti_fatalerror("%s", err);
   if (limit > UINTPTR_MAX / 2) limit = UINTPTR_MAX / 2;
-  return (uintptr_t)(limit - limit % GASNET_PAGESIZE);
+  return (uintptr_t)limit;
 }
 
 void gasneti_segment_attach(uintptr_t segsize) {

@@ -9,13 +9,17 @@ import shlex
 import shutil
 import sys
 
+from . import knobdocs
 from . import spawners as spawner_pkg
+from .envcheck import EnvFileError, job_environment, validate
 from .job import Channel, Job, JobSpec, say
 
 USAGE_ERROR = 2
 # Long options GASNet users type with one dash; value-taking ones also consume the next token.
-SINGLE_DASH_LONG = {"np": "-n", "spawner": "--spawner", "help": "--help", "version": "--version"}
-TAKES_VALUE = {"-n", "-E", "--spawner", "--np"}
+SINGLE_DASH_LONG = {"np": "-n", "spawner": "--spawner", "help": "--help", "version": "--version",
+                    "knobs": "--knobs", "info": "--info", "json": "--json",
+                    "env-file": "--env-file"}
+TAKES_VALUE = {"-n", "-E", "--spawner", "--np", "--env-file"}
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -54,9 +58,12 @@ def available_spawners() -> dict[str, object]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gasnetrun",
-        usage="gasnetrun -n N [-E VAR1,VAR2] [-v] [-t] [-k] [-spawner=NAME] [--] prog [args]",
-        description="Start a GASNet job of N ranks.")
-    p.add_argument("-n", "--np", dest="nranks", type=int, metavar="N", required=True,
+        usage="gasnetrun -n N [-E VAR1,VAR2] [--env-file FILE] [-v] [-t] [-k] [-spawner=NAME] "
+              "[--] prog [args]\n       gasnetrun --knobs [NAME] [--json]\n"
+              "       gasnetrun --info [--json]",
+        description="Start a GASNet job of N ranks. Every GASNET_* variable the job would see is "
+                    "checked against the runtime's knob table before anything starts.")
+    p.add_argument("-n", "--np", dest="nranks", type=int, metavar="N",
                    help="number of ranks (also -np)")
     p.add_argument("-E", dest="export", action="append", default=[], metavar="VAR1,VAR2",
                    help="environment variables to propagate to every rank")
@@ -67,8 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep the job's temporary files (control directory) for inspection")
     p.add_argument("--spawner", default=os.environ.get("GASNET_SPAWNER") or "local",
                    help="how ranks start: local (default; also -spawner=local)")
+    p.add_argument("--env-file", action="append", default=[], metavar="FILE",
+                   help="NAME=VALUE lines to add to the job's environment (checked like the rest)")
+    p.add_argument("--knobs", nargs="?", const="", metavar="NAME",
+                   help="print the knob table, or everything about one knob")
+    p.add_argument("--info", action="store_true",
+                   help="print what this build has: conduits, threading modes, AM limits")
+    p.add_argument("--json", action="store_true", help="--knobs and --info as JSON")
     p.add_argument("--version", action="version", version="gasnetrun 0.1.0")
-    p.add_argument("program", help="the GASNet program")
+    p.add_argument("program", nargs="?", help="the GASNet program")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     return p
 
@@ -106,7 +120,16 @@ def dry_run(spec: JobSpec, spawner) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(normalize(sys.argv[1:] if argv is None else argv))
+    if args.knobs is not None:
+        return (knobdocs.print_knob(args.knobs, args.json) if args.knobs
+                else knobdocs.print_knobs(args.json))
+    if args.info:
+        return knobdocs.print_info(sorted(available_spawners()), args.json)
     try:
+        if args.nranks is None:
+            raise UsageError("the number of ranks is required: -n N")
+        if args.program is None:
+            raise UsageError("the program to run is required")
         if args.nranks < 1 or args.nranks > 65535:
             raise UsageError(f"-n {args.nranks}: the number of ranks must be 1..65535")
         spawners = available_spawners()
@@ -115,15 +138,28 @@ def main(argv: list[str] | None = None) -> int:
                              f"{', '.join(sorted(spawners))}")
         program = resolve_program(args.program)
         exported = exported_names(args.export)
-        for name in exported:
-            if name not in os.environ:
-                say(f"warning: -E names {name}, which is not set here")
-    except UsageError as err:
+        settings = job_environment(dict(os.environ), exported, args.env_file)
+    except (UsageError, EnvFileError) as err:
         parser.print_usage(sys.stderr)
         print(f"gasnetrun: error: {err}", file=sys.stderr)
         return USAGE_ERROR
+    for name in exported:
+        if name not in settings:
+            say(f"warning: -E names {name}, which is not set here")
+    problems = validate(settings)
+    if problems:
+        for problem in problems:
+            print(f"gasnetrun: error: {problem}", file=sys.stderr)
+        print(f"gasnetrun: the job was not started ({len(problems)} problem"
+              f"{'s' if len(problems) > 1 else ''} in its environment)", file=sys.stderr)
+        return USAGE_ERROR
     spec = JobSpec(nranks=args.nranks, program=program, args=args.args,
-                   env=dict(os.environ), verbose=args.verbose, keep=args.keep)
+                   env={k: s.value for k, s in settings.items()}, verbose=args.verbose,
+                   keep=args.keep)
+    if args.verbose or args.dry_run:
+        say("effective knobs:")
+        for line in knobdocs.describe_settings(settings, args.nranks):
+            print(f"gasnetrun: {line}", file=sys.stderr)
     spawner = spawners[args.spawner].create()
     if args.dry_run:
         dry_run(spec, spawner)

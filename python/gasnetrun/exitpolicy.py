@@ -11,22 +11,6 @@ import time
 from dataclasses import dataclass
 
 
-def exit_timeout(ranks: int, env: dict[str, str]) -> float:
-    """GASNET_EXITTIMEOUT, or min(_MAX, _MIN + _FACTOR * ranks).
-
-    Reads the same knobs as csrc/core/exit.c with the defaults of the knob table; the values
-    were validated before the job started.
-    """
-    def knob(name: str, default: float) -> float:
-        value = env.get(name, "").strip()
-        return float(value) if value else default
-
-    if env.get("GASNET_EXITTIMEOUT", "").strip():
-        return knob("GASNET_EXITTIMEOUT", 0)
-    return min(knob("GASNET_EXITTIMEOUT_MAX", 360.0),
-               knob("GASNET_EXITTIMEOUT_MIN", 2.0) + knob("GASNET_EXITTIMEOUT_FACTOR", 0.25) * ranks)
-
-
 def exit_grace(timeout: float) -> float:
     return min(timeout / 4, 1.0)
 

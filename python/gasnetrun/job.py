@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .control import ControlHub, ProtocolError
-from .exitpolicy import ExitPolicy, code_of_status, exit_timeout
+from . import _native
+from .exitpolicy import ExitPolicy, code_of_status
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
@@ -92,7 +93,7 @@ class Job:
     def __init__(self, spec: JobSpec, spawner: Spawner) -> None:
         self.spec = spec
         self.spawner = spawner
-        self.policy = ExitPolicy(exit_timeout(spec.nranks, spec.env))
+        self.policy = ExitPolicy(_native.exit_timeout(spec.env, spec.nranks))
         self.alive: dict[int, int] = {}  # rank -> pid
         self.killed = False
 

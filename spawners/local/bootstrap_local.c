@@ -91,8 +91,8 @@ static void local_fini(void) {
   sock = -1;
 }
 
-static long env_long(const char *name) {
-  const char *v = getenv(name);
+/* value is the variable's text, read by the caller with a literal name (a test scans for it). */
+static long env_long(const char *name, const char *v) {
   char *end;
   long x = v ? strtol(v, &end, 10) : -1;
   if (!v || *end || x < 0) gasneti_fatalerror("gasnetrun variable %s='%s' is not valid", name, v ? v : "");
@@ -108,8 +108,8 @@ const gasneti_bootstrap_t *gasneti_bootstrap_local_open(void) {
     gasneti_fatalerror("GASNETRUN_SOCKET is set but GASNETRUN_COOKIE/GASNETRUN_JOBID are not: "
                        "start this program with gasnetrun");
   local_boot = (gasneti_bootstrap_t){.name = "local",
-                                     .rank = (int)env_long("GASNETRUN_RANK"),
-                                     .size = (int)env_long("GASNETRUN_SIZE"),
+                                     .rank = (int)env_long("GASNETRUN_RANK", getenv("GASNETRUN_RANK")),
+                                     .size = (int)env_long("GASNETRUN_SIZE", getenv("GASNETRUN_SIZE")),
                                      .exchange = local_exchange,
                                      .barrier = local_barrier,
                                      .broadcast = local_broadcast,
@@ -120,7 +120,7 @@ const gasneti_bootstrap_t *gasneti_bootstrap_local_open(void) {
   /* If gasnetrun dies, so does the job. A rank under a wrapper (valgrind, a shell) has another
    * parent; then only a vanished launcher counts. */
   prctl(PR_SET_PDEATHSIG, SIGTERM);
-  pid_t launcher = (pid_t)env_long("GASNETRUN_PID");
+  pid_t launcher = (pid_t)env_long("GASNETRUN_PID", getenv("GASNETRUN_PID"));
   if (getppid() != launcher && kill(launcher, 0) != 0 && errno == ESRCH) _exit(1);
 
   struct sockaddr_un addr = {.sun_family = AF_UNIX};

@@ -11,6 +11,7 @@ int main(int argc, char **argv) {
   GASNET_SAFE(gasnet_init(&argc, &argv));
   CHECK(gasnet_init(&argc, &argv) != GASNET_OK, "a second gasnet_init succeeded");
   uintptr_t local = gasnet_getMaxLocalSegmentSize(), global = gasnet_getMaxGlobalSegmentSize();
+  if (gasnet_mynode() == 0) printf("info_test: max local segment %lu\n", (unsigned long)local);
   CHECK(local % GASNET_PAGESIZE == 0 && global % GASNET_PAGESIZE == 0, "limits not page-sized");
   CHECK(global <= local && global >= 16 * GASNET_PAGESIZE, "global %lu, local %lu",
         (unsigned long)global, (unsigned long)local);

@@ -1,0 +1,98 @@
+/* knob_table.c: every GASNET_* environment variable, declared once. The runtime reads only
+ * these; gasnetrun validates and documents them through the CFFI binding; nothing else exists. */
+#include <string.h>
+
+#include "knob_api.h"
+
+#define BIG 9.0e18
+#define J GASNETI_SCOPE_JOB
+#define R GASNETI_SCOPE_RANK
+
+static const gasneti_knob_t table[] = {
+    /* ---- job layout and memory ---- */
+    {"GASNET_SUPERNODE_MAXSIZE", GASNETI_KNOB_INT, "0", 0, 65535, NULL, "ranks", J, "all",
+     "Most ranks per shared-memory supernode (0: all ranks of a host; 1: no PSHM peers)."},
+    {"GASNET_PSHM_NODES", GASNETI_KNOB_INT, "0", 0, 256, NULL, "ranks", J, "smp",
+     "Without a launcher, fork into this many ranks on this host (0 or 1: a 1-rank job)."},
+    {"GASNET_MAX_SEGSIZE", GASNETI_KNOB_SEGSIZE, "0.85/H", 4096, BIG, NULL, "bytes", R, "all",
+     "Largest segment per rank: a size or a fraction of physical memory, per host (/H, shared "
+     "by its ranks) or per process (/P, the default)."},
+    {"GASNET_PHYSMEM_MAX", GASNETI_KNOB_FRACTION_SIZE, "2/3", 4096, BIG, NULL, "bytes", R, "all",
+     "Memory per host that segments (and, on ibv, pinned memory) may use, divided among the "
+     "host's ranks: a size or a fraction of physical memory."},
+    {"GASNET_PHYSMEM_PROBE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", J, "ibv",
+     "Probe how much memory the HCA can really pin instead of trusting GASNET_PHYSMEM_MAX."},
+    /* ---- collectives and exit ---- */
+    {"GASNET_BARRIER", GASNETI_KNOB_ENUM, "PSHM", 0, 0, "PSHM|AMDISSEM", "", J, "all",
+     "Barrier algorithm: PSHM (shared memory inside a supernode, AM dissemination between "
+     "supernodes) or AMDISSEM (AM dissemination among all ranks)."},
+    {"GASNET_EXITTIMEOUT", GASNETI_KNOB_DOUBLE, "", 0.001, 86400, NULL, "seconds", J, "all",
+     "Time for all ranks to leave once one has (default: min(_MAX, _MIN + _FACTOR * ranks))."},
+    {"GASNET_EXITTIMEOUT_MAX", GASNETI_KNOB_DOUBLE, "360", 0.001, 86400, NULL, "seconds", J,
+     "all", "Upper bound of the computed GASNET_EXITTIMEOUT."},
+    {"GASNET_EXITTIMEOUT_MIN", GASNETI_KNOB_DOUBLE, "2", 0.001, 86400, NULL, "seconds", J, "all",
+     "Constant part of the computed GASNET_EXITTIMEOUT."},
+    {"GASNET_EXITTIMEOUT_FACTOR", GASNETI_KNOB_DOUBLE, "0.25", 0, 3600, NULL, "seconds/rank", J,
+     "all", "Per-rank part of the computed GASNET_EXITTIMEOUT."},
+    {"GASNET_VERBOSEENV", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "Rank 0 prints every knob it read, its value, and whether it was the default."},
+    {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
+     "How gasnetrun starts ranks when -spawner is not given."},
+    /* ---- AM flow control and network resources (network conduits) ---- */
+    {"GASNET_RCV_THREAD", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "udp,ibv",
+     "Run a thread that serves incoming AMs while the application computes."},
+    {"GASNET_AM_CREDITS_PP", GASNETI_KNOB_INT, "12", 1, 1024, NULL, "requests", J, "udp,ibv,mpi",
+     "AM requests in flight from a rank to each peer (a reply returns the credit)."},
+    {"GASNET_AM_CREDITS_TOTAL", GASNETI_KNOB_INT, "", 0, 65535, NULL, "requests", J,
+     "udp,ibv,mpi",
+     "AM requests in flight from a rank in all (default: min(256, ranks * _PP); 0: no limit "
+     "beyond the hardware's)."},
+    {"GASNET_AM_CREDITS_SLACK", GASNETI_KNOB_INT, "1", 0, 1024, NULL, "credits", J, "udp,ibv,mpi",
+     "Credits a responder may bank before it sends a hidden reply to return them."},
+    {"GASNET_NETWORKDEPTH_PP", GASNETI_KNOB_INT, "24", 1, 4096, NULL, "operations", J, "ibv",
+     "Network operations (RDMA and AMs) in flight to each peer."},
+    {"GASNET_NETWORKDEPTH_TOTAL", GASNETI_KNOB_INT, "255", 0, 65535, NULL, "operations", J, "ibv",
+     "Network operations in flight from a rank in all (0: the most the hardware allows)."},
+    {"GASNET_PACKEDLONG_LIMIT", GASNETI_KNOB_SIZE, "4012", 0, 65536, NULL, "bytes", J, "ibv,udp",
+     "Long payloads up to this size travel packed with the header, copied in place on arrival."},
+    /* ---- connections (ibv) ---- */
+    {"GASNET_CONNECT_STATIC", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "ibv",
+     "Connect at start-up to the peers of GASNET_CONNECTFILE_IN, or to all peers."},
+    {"GASNET_CONNECT_DYNAMIC", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "ibv",
+     "Connect on demand to peers not connected at start-up."},
+    {"GASNET_CONNECTFILE_IN", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", R, "ibv",
+     "Connect file limiting start-up connections ('%' becomes the rank)."},
+    {"GASNET_CONNECTFILE_OUT", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", R, "ibv",
+     "Write the connections this run used, in connect-file form ('%' becomes the rank)."},
+    {"GASNET_CONNECTFILE_BASE", GASNETI_KNOB_INT, "36", 2, 36, NULL, "", R, "ibv",
+     "Numeric base of node numbers in GASNET_CONNECTFILE_OUT files."},
+    /* ---- HCA ports (ibv) ---- */
+    {"GASNET_IBV_PORTS", GASNETI_KNOB_PORTS, "", 0, 0, NULL, "", R, "ibv",
+     "Which HCAs and ports to use: HCA[:port,port][+HCA...], e.g. mlx5_0+mlx5_1:1,2."},
+    {"GASNET_IBV_PORTS_<n>", GASNETI_KNOB_PORTS, "", 0, 0, NULL, "", R, "ibv",
+     "GASNET_IBV_PORTS for ranks bound to socket (or NUMA node) n, see GASNET_IBV_PORTS_TYPE."},
+    {"GASNET_IBV_PORTS_TYPE", GASNETI_KNOB_ENUM, "socket", 0, 0, "socket|numa", "", R, "ibv",
+     "What n in GASNET_IBV_PORTS_<n> numbers: sockets or NUMA nodes."},
+};
+
+size_t gasneti_knob_count(void) { return sizeof table / sizeof table[0]; }
+
+const gasneti_knob_t *gasneti_knob_at(size_t index) {
+  return index < gasneti_knob_count() ? &table[index] : NULL;
+}
+
+const gasneti_knob_t *gasneti_knob_find(const char *name) {
+  for (size_t i = 0; i < gasneti_knob_count(); i++) {
+    const char *family = strstr(table[i].name, "_<n>");
+    if (!family) {
+      if (strcmp(table[i].name, name) == 0) return &table[i];
+      continue;
+    }
+    size_t stem = (size_t)(family - table[i].name) + 1; /* through the '_' */
+    if (strncmp(table[i].name, name, stem) != 0 || !name[stem]) continue;
+    const char *p = name + stem;
+    while (*p >= '0' && *p <= '9') p++;
+    if (!*p) return &table[i];
+  }
+  return NULL;
+}

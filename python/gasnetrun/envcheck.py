@@ -1,0 +1,86 @@
+"""The environment a job will see, where each variable came from, and its validation against
+the runtime's knob table (through the CFFI binding: Python and C parse a value identically)."""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from . import _native
+
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class Setting:
+    value: str
+    origin: str  # "environment", "-E", or "--env-file FILE:LINE"
+
+
+class EnvFileError(Exception):
+    pass
+
+
+def read_env_file(path: str) -> dict[str, Setting]:
+    """NAME=VALUE lines; blank lines and lines starting with '#' are skipped."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as err:
+        raise EnvFileError(f"--env-file {path}: {err.strerror}") from err
+    settings: dict[str, Setting] = {}
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        name, eq, value = line.partition("=")
+        name = name.strip()
+        if not eq or not NAME.match(name):
+            raise EnvFileError(f"{path}:{number}: '{raw}' is not NAME=VALUE")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        settings[name] = Setting(value, f"--env-file {path}:{number}")
+    return settings
+
+
+def job_environment(base: dict[str, str], exported: list[str],
+                    env_files: list[str]) -> dict[str, Setting]:
+    """The variables the ranks will see: the caller's environment, then env files in order."""
+    settings = {k: Setting(v, "-E" if k in exported else "environment") for k, v in base.items()}
+    for path in env_files:
+        settings.update(read_env_file(path))
+    return settings
+
+
+def known_names() -> list[str]:
+    return [k.name for k in _native.knobs() if not k.is_family]
+
+
+def suggestion(name: str) -> str | None:
+    close = difflib.get_close_matches(name, known_names(), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def validate(settings: dict[str, Setting]) -> list[str]:
+    """One message per problem: unknown GASNET_* names and malformed values."""
+    problems = []
+    for name in sorted(settings):
+        if not name.startswith("GASNET_"):
+            continue
+        setting = settings[name]
+        if _native.find(name) is None:
+            hint = suggestion(name)
+            problems.append(f"{name} (from {setting.origin}) is not a GASNet knob"
+                            + (f"; did you mean {hint}?" if hint else
+                               "; see gasnetrun --knobs for the list"))
+            continue
+        if setting.value.strip() == "":
+            continue  # an empty variable means "unset" to the runtime
+        try:
+            _native.check(name, setting.value)
+        except _native.ParseError as err:
+            problems.append(f"{err} (from {setting.origin})")
+    return problems
