@@ -313,3 +313,10 @@ def test_connect_file_errors_carry_file_line_and_column(native, text, message):
 
 def test_filename_percent_becomes_the_rank(native):
     assert native.expand_filename("/tmp/conn.%.txt", 12) == "/tmp/conn.12.txt"
+
+
+def test_readme_documents_every_knob(native):
+    readme = (ROOT / "README.md").read_text()
+    missing = [k.name for k in native.knobs() if f"| `{k.name}` | {k.type} | {k.default_text} |"
+               not in readme]
+    assert not missing, f"README's knob table is out of date for: {missing}"

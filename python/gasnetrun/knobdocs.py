@@ -35,7 +35,7 @@ def print_knobs(as_json: bool) -> int:
     for column in ("knob", "type", "default", "scope", "conduits", "meaning"):
         table.add_column(column, overflow="fold")
     for k in knobs:
-        table.add_row(k.name, k.type, k.default or "(computed)", k.scope, ",".join(k.conduits),
+        table.add_row(k.name, k.type, k.default_text, k.scope, ",".join(k.conduits),
                       k.doc)
     _console().print(table)
     return 0
@@ -115,7 +115,7 @@ def describe_settings(settings: dict[str, Setting], ranks_on_host: int) -> list[
         if s is not None and s.value.strip():
             lines.append(f"  {k.name:28} = {s.value}  ({s.origin})")
         else:
-            lines.append(f"  {k.name:28} = {k.default or '(computed)'}  (default)")
+            lines.append(f"  {k.name:28} = {k.default_text}  (default)")
     phys, shm_free = host_memory()
     value = lambda n: settings[n].value if n in settings and settings[n].value.strip() else None  # noqa: E731
     budget = _native.segment_budget(value("GASNET_MAX_SEGSIZE"), value("GASNET_PHYSMEM_MAX"), phys,

@@ -29,6 +29,13 @@ class Knob:
     accepted: str
 
     @property
+    def default_text(self) -> str:
+        """How to show the default: an empty one is computed (numbers) or means unset."""
+        if self.default:
+            return self.default
+        return "(computed)" if self.type in ("int", "size", "number") else "(unset)"
+
+    @property
     def is_family(self) -> bool:
         return self.name.endswith("_<n>")
 
