@@ -11,6 +11,7 @@ gasnet_node_t *gasneti_host_peers, *gasneti_snode_peers;
 int gasneti_host_size, gasneti_host_index, gasneti_snode_size, gasneti_snode_index;
 int *gasneti_host_local;
 uintptr_t *gasneti_pshm_offset;
+uint8_t *gasneti_pshm_reach;
 
 void gasneti_hostmap_build(void) {
   int n = gasneti_nodes;
@@ -22,6 +23,7 @@ void gasneti_hostmap_build(void) {
   gasneti_supernode_of = gasneti_calloc((size_t)n, sizeof *gasneti_supernode_of);
   gasneti_host_local = gasneti_calloc((size_t)n, sizeof *gasneti_host_local);
   gasneti_pshm_offset = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_offset);
+  gasneti_pshm_reach = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_reach);
   int *first_of_host = gasneti_calloc((size_t)n, sizeof(int));
   int *ranks_seen = gasneti_calloc((size_t)n, sizeof(int)); /* per host, so far */
   int64_t maxsize = gasneti_knob_int("GASNET_SUPERNODE_MAXSIZE");
@@ -54,6 +56,7 @@ void gasneti_hostmap_build(void) {
       gasneti_host_peers[gasneti_host_size++] = (gasnet_node_t)r;
     }
     if (gasneti_supernode_of[r] == gasneti_supernode_of[me]) {
+      gasneti_pshm_reach[r] = 1; /* the extended API reaches it by load/store */
       if (r == me) gasneti_snode_index = gasneti_snode_size;
       gasneti_snode_peers[gasneti_snode_size++] = (gasnet_node_t)r;
     }

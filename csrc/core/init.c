@@ -7,6 +7,7 @@
 #include "gasnet_internal.h"
 #include "knobs.h"
 #include "pshm/pshm.h"
+#include "rma/rma.h"
 
 gasnet_node_t gasneti_mynode, gasneti_nodes;
 int gasneti_init_done, gasneti_attach_done;
@@ -118,6 +119,7 @@ int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsiz
   if (rc != GASNET_OK) return rc;
   gasneti_segment_attach(segsize);
   gasneti_barrier_init();
+  gasneti_rma_am_init();
   gasneti_boot->barrier(); /* every rank's handlers and segment are ready */
   gasneti_attach_done = 1;
   return GASNET_OK;

@@ -173,6 +173,8 @@ int gasnet_barrier_try(int id, int flags);
  * otherwise 0 with *id set to the barrier's name. */
 int gasnet_barrier_result(int *id);
 
+#include <gasnet_extended.h> /* put/get/memset, handles, access regions, value forms */
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,171 @@
+/* rma.c: operation handles, implicit-operation counters, access regions, value gets, and the
+ * synchronization calls of the extended API; plus the debug check of remote addresses. */
+#include "rma.h"
+
+#include "../pshm/pshm.h"
+
+GASNETI_TLS gasneti_rma_thread_t gasneti_rma_td;
+
+enum { POOL_BLOCK = 256 };
+
+gasneti_op_t *gasneti_op_get(void) {
+  gasneti_rma_thread_t *td = &gasneti_rma_td;
+  if (GASNETI_UNLIKELY(!td->free_ops)) {
+    /* Refill with a block; blocks are never freed, ops only circulate. */
+    gasneti_op_t *block = gasneti_calloc(POOL_BLOCK, sizeof *block);
+    for (int i = 0; i < POOL_BLOCK - 1; i++) block[i].next = &block[i + 1];
+    td->free_ops = block;
+  }
+  gasneti_op_t *op = td->free_ops;
+  td->free_ops = op->next;
+  atomic_store_explicit(&op->pending, 0, memory_order_relaxed);
+  op->value = 0;
+  return op;
+}
+
+void gasneti_op_put(gasneti_op_t *op) {
+  op->next = gasneti_rma_td.free_ops;
+  gasneti_rma_td.free_ops = op;
+}
+
+static bool counter_done(_Atomic int64_t *counter) {
+  return atomic_load_explicit(counter, memory_order_acquire) == 0;
+}
+
+void gasneti_wait_counter(_Atomic int64_t *counter) {
+  while (!counter_done(counter)) gasneti_wait_step();
+}
+
+void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, size_t n) {
+  if (!gasneti_attach_done) gasneti_fatalerror("%s before gasnet_attach", what);
+  if (node >= gasneti_nodes)
+    gasneti_fatalerror("%s to rank %d: the job has ranks 0..%d", what, (int)node,
+                       (int)gasneti_nodes - 1);
+  uintptr_t base = (uintptr_t)gasneti_seginfo[node].addr, size = gasneti_seginfo[node].size;
+  uintptr_t a = (uintptr_t)addr;
+  if (n && (a < base || a - base > size || n > size - (a - base)))
+    gasneti_fatalerror("%s of %zu bytes at %p on rank %d: outside its segment [%p, %p)", what, n,
+                       addr, (int)node, (void *)base, (void *)(base + size));
+}
+
+/* ---- explicit handles ------------------------------------------------------------------ */
+void gasnet_wait_syncnb(gasnet_handle_t h) {
+  if (h == GASNET_INVALID_HANDLE) return;
+  gasneti_wait_counter(&h->pending);
+  gasneti_op_put(h);
+}
+
+int gasnet_try_syncnb(gasnet_handle_t h) {
+  if (h == GASNET_INVALID_HANDLE) return GASNET_OK;
+  gasneti_poll(GASNETI_POLL_ALL);
+  if (!counter_done(&h->pending)) return GASNET_ERR_NOT_READY;
+  gasneti_op_put(h);
+  return GASNET_OK;
+}
+
+/* Retires every completed handle in the array (setting it to GASNET_INVALID_HANDLE); returns
+ * how many are still pending, and in *retired how many completed in this call. */
+static size_t retire_completed(gasnet_handle_t *h, size_t n, size_t *retired) {
+  size_t pending = 0;
+  *retired = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (h[i] == GASNET_INVALID_HANDLE) continue;
+    if (counter_done(&h[i]->pending)) {
+      gasneti_op_put(h[i]);
+      h[i] = GASNET_INVALID_HANDLE;
+      (*retired)++;
+    } else {
+      pending++;
+    }
+  }
+  return pending;
+}
+
+void gasnet_wait_syncnb_all(gasnet_handle_t *h, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    gasnet_wait_syncnb(h[i]);
+    h[i] = GASNET_INVALID_HANDLE;
+  }
+}
+
+/* Returns once at least one valid handle completed, or at once when none is pending. */
+void gasnet_wait_syncnb_some(gasnet_handle_t *h, size_t n) {
+  size_t retired;
+  while (retire_completed(h, n, &retired) && !retired) gasneti_wait_step();
+}
+
+int gasnet_try_syncnb_all(gasnet_handle_t *h, size_t n) {
+  size_t retired;
+  gasneti_poll(GASNETI_POLL_ALL);
+  return retire_completed(h, n, &retired) ? GASNET_ERR_NOT_READY : GASNET_OK;
+}
+
+int gasnet_try_syncnb_some(gasnet_handle_t *h, size_t n) {
+  size_t retired;
+  gasneti_poll(GASNETI_POLL_ALL);
+  size_t pending = retire_completed(h, n, &retired);
+  return (retired || pending == 0) ? GASNET_OK : GASNET_ERR_NOT_READY;
+}
+
+/* ---- implicit handles and access regions ------------------------------------------------ */
+void gasnet_wait_syncnbi_puts(void) { gasneti_wait_counter(&gasneti_rma_td.puts_out); }
+void gasnet_wait_syncnbi_gets(void) { gasneti_wait_counter(&gasneti_rma_td.gets_out); }
+void gasnet_wait_syncnbi_all(void) {
+  gasnet_wait_syncnbi_puts();
+  gasnet_wait_syncnbi_gets();
+}
+
+int gasnet_try_syncnbi_puts(void) {
+  gasneti_poll(GASNETI_POLL_ALL);
+  return counter_done(&gasneti_rma_td.puts_out) ? GASNET_OK : GASNET_ERR_NOT_READY;
+}
+int gasnet_try_syncnbi_gets(void) {
+  gasneti_poll(GASNETI_POLL_ALL);
+  return counter_done(&gasneti_rma_td.gets_out) ? GASNET_OK : GASNET_ERR_NOT_READY;
+}
+int gasnet_try_syncnbi_all(void) {
+  gasneti_poll(GASNETI_POLL_ALL);
+  return counter_done(&gasneti_rma_td.puts_out) && counter_done(&gasneti_rma_td.gets_out)
+             ? GASNET_OK
+             : GASNET_ERR_NOT_READY;
+}
+
+void gasnet_begin_nbi_accessregion(void) {
+  if (gasneti_rma_td.region)
+    gasneti_fatalerror("gasnet_begin_nbi_accessregion: this thread already has an open region "
+                       "(regions do not nest)");
+  gasneti_rma_td.region = gasneti_op_get();
+}
+
+gasnet_handle_t gasnet_end_nbi_accessregion(void) {
+  gasneti_op_t *region = gasneti_rma_td.region;
+  if (!region) gasneti_fatalerror("gasnet_end_nbi_accessregion without a matching begin");
+  gasneti_rma_td.region = NULL;
+  if (counter_done(&region->pending)) {
+    gasneti_op_put(region);
+    return GASNET_INVALID_HANDLE;
+  }
+  return region;
+}
+
+/* ---- value gets ------------------------------------------------------------------------- */
+gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src, size_t nbytes) {
+  GASNETI_RMA_CHECK("gasnet_get_nb_val", node, src, nbytes);
+  gasneti_op_t *op = gasneti_op_get();
+  if (gasneti_pshm_reach[node]) {
+    op->value = gasnet_get_val(node, src, nbytes);
+  } else {
+    /* The value lands in op->value's low-order bytes; completion counts on op->pending. */
+    gasneti_get_am_counted((void *)gasneti_value_bytes(&op->value, nbytes), node, src, nbytes,
+                           &op->pending);
+  }
+  return (gasnet_valget_handle_t)op;
+}
+
+gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) {
+  gasneti_op_t *op = &handle->op;
+  gasneti_wait_counter(&op->pending);
+  gasnet_register_value_t v = op->value;
+  gasneti_op_put(op);
+  return v;
+}

@@ -1,0 +1,161 @@
+/* rma_am.c: the reference extended API over active messages, for peers outside the caller's
+ * supernode (network conduits use it too). Puts are Long requests, gets a Short request
+ * answered by a Long (destination in our segment) or Medium reply; transfers larger than one
+ * AM are split and all chunks are issued before waiting, so they pipeline. */
+#include "rma.h"
+
+#define PTR_ARGS(p) (gasnet_handlerarg_t)(uint32_t)(uintptr_t)(p), \
+                    (gasnet_handlerarg_t)(uint32_t)((uint64_t)(uintptr_t)(p) >> 32)
+#define ARGS_PTR(lo, hi) ((void *)(uintptr_t)(((uint64_t)(uint32_t)(hi) << 32) | (uint32_t)(lo)))
+
+static void complete(_Atomic int64_t *counter) {
+  atomic_fetch_sub_explicit(counter, 1, memory_order_release);
+}
+
+static void done_handler(gasnet_token_t t, gasnet_handlerarg_t clo, gasnet_handlerarg_t chi) {
+  (void)t;
+  complete(ARGS_PTR(clo, chi));
+}
+
+static void put_handler(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t clo,
+                        gasnet_handlerarg_t chi) {
+  (void)buf, (void)n;
+  gasneti_AMReplyShort(t, GASNETI_HANDLER_DONE, 2, (gasnet_handlerarg_t[]){clo, chi});
+}
+
+static void memset_handler(gasnet_token_t t, gasnet_handlerarg_t dlo, gasnet_handlerarg_t dhi,
+                           gasnet_handlerarg_t val, gasnet_handlerarg_t nlo,
+                           gasnet_handlerarg_t nhi, gasnet_handlerarg_t clo,
+                           gasnet_handlerarg_t chi) {
+  memset(ARGS_PTR(dlo, dhi), val, (size_t)(uintptr_t)ARGS_PTR(nlo, nhi));
+  gasneti_AMReplyShort(t, GASNETI_HANDLER_DONE, 2, (gasnet_handlerarg_t[]){clo, chi});
+}
+
+static void get_handler(gasnet_token_t t, gasnet_handlerarg_t slo, gasnet_handlerarg_t shi,
+                        gasnet_handlerarg_t n, gasnet_handlerarg_t dlo, gasnet_handlerarg_t dhi,
+                        gasnet_handlerarg_t clo, gasnet_handlerarg_t chi,
+                        gasnet_handlerarg_t as_long) {
+  void *src = ARGS_PTR(slo, shi);
+  if (as_long)
+    gasneti_AMReplyLong(t, GASNETI_HANDLER_GET_LONG, src, (size_t)(uint32_t)n, ARGS_PTR(dlo, dhi),
+                        2, (gasnet_handlerarg_t[]){clo, chi});
+  else
+    gasneti_AMReplyMedium(t, GASNETI_HANDLER_GET_MEDIUM, src, (size_t)(uint32_t)n, 4,
+                          (gasnet_handlerarg_t[]){dlo, dhi, clo, chi});
+}
+
+static void get_medium_handler(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t dlo,
+                               gasnet_handlerarg_t dhi, gasnet_handlerarg_t clo,
+                               gasnet_handlerarg_t chi) {
+  (void)t;
+  memcpy(ARGS_PTR(dlo, dhi), buf, n);
+  complete(ARGS_PTR(clo, chi));
+}
+
+static void get_long_handler(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t clo,
+                             gasnet_handlerarg_t chi) {
+  (void)t, (void)buf, (void)n;
+  complete(ARGS_PTR(clo, chi));
+}
+
+void gasneti_rma_am_init(void) {
+  gasneti_register_internal_handler(GASNETI_HANDLER_PUT, (gasneti_handler_fn)put_handler);
+  gasneti_register_internal_handler(GASNETI_HANDLER_DONE, (gasneti_handler_fn)done_handler);
+  gasneti_register_internal_handler(GASNETI_HANDLER_GET, (gasneti_handler_fn)get_handler);
+  gasneti_register_internal_handler(GASNETI_HANDLER_GET_MEDIUM,
+                                    (gasneti_handler_fn)get_medium_handler);
+  gasneti_register_internal_handler(GASNETI_HANDLER_GET_LONG, (gasneti_handler_fn)get_long_handler);
+  gasneti_register_internal_handler(GASNETI_HANDLER_MEMSET, (gasneti_handler_fn)memset_handler);
+}
+
+/* Where completions of this operation are counted, by kind. */
+typedef struct {
+  _Atomic int64_t *counter;
+  gasneti_op_t *op;       /* NB: the handle to return */
+  _Atomic int64_t local;  /* BLOCKING: counted on the caller's stack */
+} target_t;
+
+static void target_open(target_t *t, int kind, bool is_put) {
+  t->op = NULL;
+  atomic_store_explicit(&t->local, 0, memory_order_relaxed);
+  if (kind == GASNETI_RMA_BLOCKING) {
+    t->counter = &t->local;
+  } else if (kind == GASNETI_RMA_NB) {
+    t->op = gasneti_op_get();
+    t->counter = &t->op->pending;
+  } else {
+    gasneti_rma_thread_t *td = &gasneti_rma_td;
+    t->counter = td->region ? &td->region->pending : is_put ? &td->puts_out : &td->gets_out;
+  }
+}
+
+/* One more AM to wait for: counted before it is sent, so a fast reply cannot underflow. */
+static void target_add(target_t *t) { atomic_fetch_add_explicit(t->counter, 1, memory_order_relaxed); }
+
+static gasnet_handle_t target_close(target_t *t, int kind) {
+  if (kind == GASNETI_RMA_BLOCKING) {
+    gasneti_wait_counter(&t->local);
+    return GASNET_INVALID_HANDLE;
+  }
+  if (kind == GASNETI_RMA_NB) {
+    if (atomic_load_explicit(&t->op->pending, memory_order_acquire) == 0) {
+      gasneti_op_put(t->op);
+      return GASNET_INVALID_HANDLE;
+    }
+    return t->op;
+  }
+  return GASNET_INVALID_HANDLE;
+}
+
+gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, size_t n,
+                               int kind) {
+  target_t t;
+  target_open(&t, kind, true);
+  const size_t chunk = gasnet_AMMaxLongRequest();
+  for (size_t off = 0; off < n; off += chunk) {
+    size_t len = n - off < chunk ? n - off : chunk;
+    target_add(&t);
+    /* Long requests copy the source before returning: non-bulk puts may reuse it at once. */
+    gasneti_AMRequestLong(node, GASNETI_HANDLER_PUT, (uint8_t *)src + off, len,
+                          (uint8_t *)dest + off, 2, (gasnet_handlerarg_t[]){PTR_ARGS(t.counter)});
+  }
+  return target_close(&t, kind);
+}
+
+void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, size_t n,
+                            _Atomic int64_t *counter) {
+  /* A destination inside our segment can take Long replies; anywhere else, Medium ones. */
+  uintptr_t base = (uintptr_t)gasneti_seginfo[gasneti_mynode].addr;
+  uintptr_t size = gasneti_seginfo[gasneti_mynode].size, d = (uintptr_t)dest;
+  bool as_long = d >= base && d - base <= size && n <= size - (d - base);
+  const size_t chunk = as_long ? gasnet_AMMaxLongReply() : gasnet_AMMaxMedium();
+  for (size_t off = 0; off < n; off += chunk) {
+    size_t len = n - off < chunk ? n - off : chunk;
+    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+    gasneti_AMRequestShort(node, GASNETI_HANDLER_GET, 8,
+                           (gasnet_handlerarg_t[]){PTR_ARGS((const uint8_t *)src + off),
+                                                   (gasnet_handlerarg_t)len,
+                                                   PTR_ARGS((uint8_t *)dest + off),
+                                                   PTR_ARGS(counter), as_long});
+  }
+}
+
+gasnet_handle_t gasneti_get_am(void *dest, gasnet_node_t node, const void *src, size_t n,
+                               int kind) {
+  target_t t;
+  target_open(&t, kind, false);
+  gasneti_get_am_counted(dest, node, src, n, t.counter);
+  return target_close(&t, kind);
+}
+
+gasnet_handle_t gasneti_memset_am(gasnet_node_t node, void *dest, int val, size_t n, int kind) {
+  target_t t;
+  target_open(&t, kind, true);
+  if (n) {
+    target_add(&t);
+    gasneti_AMRequestShort(node, GASNETI_HANDLER_MEMSET, 7,
+                           (gasnet_handlerarg_t[]){PTR_ARGS(dest), val, PTR_ARGS((uintptr_t)n),
+                                                   PTR_ARGS(t.counter)});
+  }
+  return target_close(&t, kind);
+}
