@@ -1,0 +1,167 @@
+/* rma_bench.c: put/get latency (8 B..64 KiB, blocking and nbi) and bandwidth (4 KiB..4 MiB;
+ * bulk, nb and nbi) from rank 0 to rank 1, reported as the median of repeats with the path
+ * taken (direct PSHM or AM; GASNET_SUPERNODE_MAXSIZE=1 forces AM), beside a single-thread
+ * memcpy of the same sizes measured in the same run.
+ * Usage: rma_bench [--json] [--quick] */
+#include <gasnet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAXSZ (4u << 20)
+#define WINDOW 16 /* operations in flight in the nb/nbi bandwidth runs */
+
+static volatile int stop;
+static int json, repeats = 11;
+static const char *path;
+static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
+
+/* Keeps the compiler from merging or hoisting the repeated transfers of a latency loop. */
+#define OPAQUE() __asm__ __volatile__("" ::: "memory")
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void report(const char *name, size_t size, double *s, long iters, int bandwidth) {
+  qsort(s, (size_t)repeats, sizeof(double), cmp_double);
+  /* bandwidth samples are microseconds per byte-moving iteration; print GiB/s */
+  double med = s[repeats / 2], lo = s[0], hi = s[repeats - 1];
+  const char *unit = "us";
+  if (bandwidth) {
+    double scale = (double)size / (1024.0 * 1024.0 * 1024.0) * 1e6;
+    double m = scale / med, best = scale / lo, worst = scale / hi;
+    med = m, lo = worst, hi = best;
+    unit = "GiB/s";
+  }
+  if (json)
+    printf("{\"bench\": \"%s\", \"path\": \"%s\", \"size\": %zu, \"unit\": \"%s\", "
+           "\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"repeats\": %d, \"iters\": %ld}\n",
+           name, path, size, unit, med, lo, hi, repeats, iters);
+  else
+    printf("%-16s %-7s %9zu %12.4f %12.4f %12.4f  %s\n", name, path, size, med, lo, hi, unit);
+  fflush(stdout);
+}
+
+typedef void (*op_fn)(void *remote, void *local, size_t size);
+static void put_blocking(void *r, void *l, size_t n) { gasnet_put(1, r, l, n); }
+static void get_blocking(void *r, void *l, size_t n) { gasnet_get(l, 1, r, n); }
+static void put_nbi_one(void *r, void *l, size_t n) {
+  gasnet_put_nbi(1, r, l, n);
+  gasnet_wait_syncnbi_puts();
+}
+static void get_nbi_one(void *r, void *l, size_t n) {
+  gasnet_get_nbi(l, 1, r, n);
+  gasnet_wait_syncnbi_gets();
+}
+static void put_bulk(void *r, void *l, size_t n) { gasnet_put_bulk(1, r, l, n); }
+/* The baseline: one thread copying within its own memory (remote is our own segment here). */
+static void local_memcpy(void *r, void *l, size_t n) { memcpy(r, l, n); }
+static void get_bulk(void *r, void *l, size_t n) { gasnet_get_bulk(l, 1, r, n); }
+static void put_nb_window(void *r, void *l, size_t n) {
+  gasnet_handle_t h[WINDOW];
+  for (int i = 0; i < WINDOW; i++) h[i] = gasnet_put_nb_bulk(1, r, l, n);
+  gasnet_wait_syncnb_all(h, WINDOW);
+}
+static void get_nb_window(void *r, void *l, size_t n) {
+  gasnet_handle_t h[WINDOW];
+  for (int i = 0; i < WINDOW; i++) h[i] = gasnet_get_nb_bulk(l, 1, r, n);
+  gasnet_wait_syncnb_all(h, WINDOW);
+}
+static void put_nbi_window(void *r, void *l, size_t n) {
+  for (int i = 0; i < WINDOW; i++) gasnet_put_nbi_bulk(1, r, l, n);
+  gasnet_wait_syncnbi_puts();
+}
+static void get_nbi_window(void *r, void *l, size_t n) {
+  for (int i = 0; i < WINDOW; i++) gasnet_get_nbi_bulk(l, 1, r, n);
+  gasnet_wait_syncnbi_gets();
+}
+
+/* ops_per_call: transfers of size bytes each call performs (WINDOW for windowed runs). */
+static void run(const char *name, op_fn fn, void *remote, void *local, size_t size, long iters,
+                int bandwidth, int ops_per_call) {
+  double samples[64];
+  for (int r = -1; r < repeats; r++) {
+    double t0 = now_us();
+    for (long i = 0; i < iters; i++) {
+      fn(remote, local, size);
+      OPAQUE();
+    }
+    if (r >= 0) samples[r] = (now_us() - t0) / (double)(iters * ops_per_call);
+  }
+  report(name, size, samples, iters, bandwidth);
+}
+
+int main(int argc, char **argv) {
+  gasnet_init(&argc, &argv);
+  int quick = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) json = 1;
+    else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else {
+      fprintf(stderr, "rma_bench: unknown argument '%s' (accepted: --json, --quick)\n", argv[i]);
+      gasnet_exit(2);
+    }
+  }
+  if (quick) repeats = 3;
+  gasnet_handlerentry_t table[] = {{0, (void (*)())on_stop}};
+  if (gasnet_attach(table, 1, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
+  if (gasnet_nodes() < 2) {
+    fprintf(stderr, "rma_bench: needs at least 2 ranks (gasnetrun -n 2)\n");
+    gasnet_exit(2);
+  }
+  gasnet_seginfo_t seg[2];
+  gasnet_getSegmentInfo(seg, 2);
+  gasnet_nodeinfo_t info[2];
+  gasnet_getNodeInfo(info, 2);
+  path = info[0].supernode == info[1].supernode ? "direct" : "am";
+  char *local = malloc(MAXSZ);
+  memset(local, 1, MAXSZ);
+  memset(seg[gasnet_mynode() < 2 ? gasnet_mynode() : 0].addr, 2, MAXSZ);
+  long scale = quick ? 50 : 1;
+  gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  if (gasnet_mynode() == 0) {
+    if (!json)
+      printf("%-16s %-7s %9s %12s %12s %12s  (median, min/worst, max/best of %d repeats)\n",
+             "benchmark", "path", "bytes", "median", "min", "max", repeats);
+    int direct = path[0] == 'd';
+    void *remote = seg[1].addr;
+    const size_t lat_sizes[] = {8, 64, 512, 4096, 32768, 65536};
+    for (size_t i = 0; i < sizeof lat_sizes / sizeof lat_sizes[0]; i++) {
+      size_t n = lat_sizes[i];
+      long iters = (direct ? (n <= 512 ? 2000000 : 100000) : (n <= 512 ? 50000 : 5000)) / scale;
+      run("put_latency", put_blocking, remote, local, n, iters, 0, 1);
+      run("get_latency", get_blocking, remote, local, n, iters, 0, 1);
+      run("put_nbi_latency", put_nbi_one, remote, local, n, iters, 0, 1);
+      run("get_nbi_latency", get_nbi_one, remote, local, n, iters, 0, 1);
+    }
+    const size_t bw_sizes[] = {4096, 65536, 1u << 20, 4u << 20};
+    for (size_t i = 0; i < sizeof bw_sizes / sizeof bw_sizes[0]; i++) {
+      size_t n = bw_sizes[i];
+      long iters = ((64L << 20) / (long)n + 1) / scale + 1;
+      run("memcpy_bw", local_memcpy, seg[0].addr, local, n, iters, 1, 1);
+      run("put_bulk_bw", put_bulk, remote, local, n, iters, 1, 1);
+      run("get_bulk_bw", get_bulk, remote, local, n, iters, 1, 1);
+      run("put_nb_bw", put_nb_window, remote, local, n, iters / WINDOW + 1, 1, WINDOW);
+      run("get_nb_bw", get_nb_window, remote, local, n, iters / WINDOW + 1, 1, WINDOW);
+      run("put_nbi_bw", put_nbi_window, remote, local, n, iters / WINDOW + 1, 1, WINDOW);
+      run("get_nbi_bw", get_nbi_window, remote, local, n, iters / WINDOW + 1, 1, WINDOW);
+    }
+    gasnet_AMRequestShort0(1, table[0].index);
+  } else if (gasnet_mynode() == 1) {
+    GASNET_BLOCKUNTIL(stop); /* serves the AM path */
+  }
+  gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  free(local);
+  gasnet_exit(0);
+}
