@@ -1,11 +1,7 @@
 /* am_bench.c: AM round-trip latency (Short, Medium, Long; 0..MaxMedium bytes), one-way AMShort
  * flood throughput, and barrier latency between ranks 0 and 1. Reports the median of repeats
  * as a table, or with --json one JSON object per result. Usage: am_bench [--json] [--quick] */
-#include <gasnet.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "bench_util.h"
 
 static volatile int replies, stop;
 static volatile long flooded;
@@ -13,7 +9,6 @@ static gasnet_handler_t h_ping_s, h_pong_s, h_ping_m, h_pong_m, h_ping_l, h_pong
     h_flood_ack, h_stop;
 static gasnet_seginfo_t seg[2];
 static char *payload;
-static int json, repeats = 11;
 
 static void ping_s(gasnet_token_t t) { gasnet_AMReplyShort0(t, h_pong_s); }
 static void pong_s(gasnet_token_t t) { (void)t, replies++; }
@@ -27,28 +22,14 @@ static void flood(gasnet_token_t t) { (void)t, flooded++; }
 static void flood_ack(gasnet_token_t t) { (void)t, replies++; }
 static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static void report(const char *name, size_t size, double *samples, long iters) {
-  qsort(samples, (size_t)repeats, sizeof(double), cmp_double);
-  double median = samples[repeats / 2];
+  bench_stats_t st = bench_stats(samples);
   if (json)
     printf("{\"bench\": \"%s\", \"size\": %zu, \"unit\": \"us\", \"median\": %.4f, \"min\": %.4f, "
            "\"max\": %.4f, \"repeats\": %d, \"iters\": %ld, \"ranks\": %d}\n",
-           name, size, median, samples[0], samples[repeats - 1], repeats, iters,
-           (int)gasnet_nodes());
+           name, size, st.median, st.min, st.max, repeats, iters, (int)gasnet_nodes());
   else
-    printf("%-18s %9zu %12.4f %12.4f %12.4f\n", name, size, median, samples[0],
-           samples[repeats - 1]);
+    printf("%-18s %9zu %12.4f %12.4f %12.4f\n", name, size, st.median, st.min, st.max);
   fflush(stdout);
 }
 
@@ -131,16 +112,7 @@ static void barrier_bench(long iters) {
 
 int main(int argc, char **argv) {
   gasnet_init(&argc, &argv);
-  int quick = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) json = 1;
-    else if (strcmp(argv[i], "--quick") == 0) quick = 1;
-    else {
-      fprintf(stderr, "am_bench: unknown argument '%s' (accepted: --json, --quick)\n", argv[i]);
-      gasnet_exit(2);
-    }
-  }
-  if (quick) repeats = 3;
+  int quick = bench_args("am_bench", argc, argv);
   gasnet_handlerentry_t table[] = {
       {0, (void (*)())ping_s}, {0, (void (*)())pong_s}, {0, (void (*)())ping_m},
       {0, (void (*)())pong_m}, {0, (void (*)())ping_l}, {0, (void (*)())pong_l},

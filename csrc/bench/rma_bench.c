@@ -3,38 +3,22 @@
  * taken (direct PSHM or AM; GASNET_SUPERNODE_MAXSIZE=1 forces AM), beside a single-thread
  * memcpy of the same sizes measured in the same run.
  * Usage: rma_bench [--json] [--quick] */
-#include <gasnet.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "bench_util.h"
 
 #define MAXSZ (4u << 20)
 #define WINDOW 16 /* operations in flight in the nb/nbi bandwidth runs */
 
 static volatile int stop;
-static int json, repeats = 11;
 static const char *path;
 static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
 
 /* Keeps the compiler from merging or hoisting the repeated transfers of a latency loop. */
 #define OPAQUE() __asm__ __volatile__("" ::: "memory")
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static void report(const char *name, size_t size, double *s, long iters, int bandwidth) {
-  qsort(s, (size_t)repeats, sizeof(double), cmp_double);
+  bench_stats_t st = bench_stats(s);
   /* bandwidth samples are microseconds per byte-moving iteration; print GiB/s */
-  double med = s[repeats / 2], lo = s[0], hi = s[repeats - 1];
+  double med = st.median, lo = st.min, hi = st.max;
   const char *unit = "us";
   if (bandwidth) {
     double scale = (double)size / (1024.0 * 1024.0 * 1024.0) * 1e6;
@@ -102,16 +86,7 @@ static void run(const char *name, op_fn fn, void *remote, void *local, size_t si
 
 int main(int argc, char **argv) {
   gasnet_init(&argc, &argv);
-  int quick = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) json = 1;
-    else if (strcmp(argv[i], "--quick") == 0) quick = 1;
-    else {
-      fprintf(stderr, "rma_bench: unknown argument '%s' (accepted: --json, --quick)\n", argv[i]);
-      gasnet_exit(2);
-    }
-  }
-  if (quick) repeats = 3;
+  int quick = bench_args("rma_bench", argc, argv);
   gasnet_handlerentry_t table[] = {{0, (void (*)())on_stop}};
   if (gasnet_attach(table, 1, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
   if (gasnet_nodes() < 2) {

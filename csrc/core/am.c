@@ -120,11 +120,10 @@ static void check_medium(const char *what, size_t nbytes) {
 static void check_long(const char *what, gasnet_node_t dest, size_t nbytes, void *dst) {
   if (GASNETI_UNLIKELY(nbytes > GASNETC_MAX_LONG))
     gasneti_fatalerror("%s of %zu bytes: the limit is %u", what, nbytes, GASNETC_MAX_LONG);
-  uintptr_t base = (uintptr_t)gasneti_seginfo[dest].addr, size = gasneti_seginfo[dest].size;
-  uintptr_t a = (uintptr_t)dst;
-  if (GASNETI_UNLIKELY(nbytes && (a < base || a - base > size || nbytes > size - (a - base))))
+  if (GASNETI_UNLIKELY(!gasneti_in_segment(dest, dst, nbytes)))
     gasneti_fatalerror("%s of %zu bytes to %p on rank %d: outside its segment [%p, %p)", what,
-                       nbytes, dst, (int)dest, (void *)base, (void *)(base + size));
+                       nbytes, dst, (int)dest, gasneti_seginfo[dest].addr,
+                       (void *)((uintptr_t)gasneti_seginfo[dest].addr + gasneti_seginfo[dest].size));
 }
 
 /* ---- sending ------------------------------------------------------------------------- */

@@ -84,7 +84,3 @@ double gasneti_exit_timeout(int ranks) {
   if (t < 0) gasneti_fatalerror("%s", err);
   return t;
 }
-
-/* Ranks that end together (gasnet_exit after a barrier) need a moment to get there; ranks
- * still computing after it are told to leave. */
-double gasneti_exit_grace(double timeout) { return timeout / 4 < 1.0 ? timeout / 4 : 1.0; }

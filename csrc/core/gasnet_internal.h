@@ -60,6 +60,13 @@ extern int gasneti_snode_size, gasneti_snode_index;
 extern uintptr_t *gasneti_pshm_offset; /* per rank: add to its segment address to map it here */
 extern gasnet_seginfo_t *gasneti_seginfo;
 
+/* Whether [addr, addr + n) lies inside rank's segment (n == 0 always does). */
+static inline bool gasneti_in_segment(gasnet_node_t rank, const void *addr, size_t n) {
+  uintptr_t base = (uintptr_t)gasneti_seginfo[rank].addr, size = gasneti_seginfo[rank].size;
+  uintptr_t a = (uintptr_t)addr;
+  return n == 0 || (a >= base && a - base <= size && n <= size - (a - base));
+}
+
 static inline bool gasneti_pshm_reachable(gasnet_node_t rank) {
   return gasneti_supernode_of[rank] == gasneti_supernode_of[gasneti_mynode];
 }
@@ -118,8 +125,7 @@ void gasneti_exit_check(void);
 _Noreturn void gasneti_exit_now(int code);
 /* GASNET_EXITTIMEOUT, or min(_MAX, _MIN + _FACTOR * ranks): how long a job may take to end. */
 double gasneti_exit_timeout(int ranks);
-/* How long ranks get to leave on their own after the first one left (launchers, supervisor). */
-double gasneti_exit_grace(double timeout);
+
 
 /* ---- threading helpers ------------------------------------------------------------- */
 #if GASNETI_THREADS

@@ -10,9 +10,7 @@ import os
 import time
 from dataclasses import dataclass
 
-
-def exit_grace(timeout: float) -> float:
-    return min(timeout / 4, 1.0)
+from . import _native
 
 
 def code_of_status(status: int) -> int:
@@ -43,7 +41,7 @@ class ExitPolicy:
 
     def rank_ended(self, status: int) -> None:
         self._record(code_of_status(status))
-        self._start(0 if os.WIFSIGNALED(status) else exit_grace(self.timeout))
+        self._start(0 if os.WIFSIGNALED(status) else _native.exit_grace(self.timeout))
 
     def rank_aborted(self, code: int) -> None:
         """A rank hit a fatal error: end everyone now, not after a grace period."""

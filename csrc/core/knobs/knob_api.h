@@ -70,6 +70,10 @@ uint64_t gasneti_segment_budget(const char *max_segsize, const char *physmem_max
 double gasneti_exit_timeout_of(const char *timeout, const char *max, const char *min,
                                const char *factor, int ranks, char *err, size_t errlen);
 
+/* How long ranks get to leave on their own after the first one left, before the launcher (or
+ * the fork supervisor) sends SIGQUIT: ranks that end together need a moment to get there. */
+double gasneti_exit_grace(double timeout);
+
 /* '%' replaced by the rank (FILENAME knobs). */
 int gasneti_expand_filename(const char *pattern, int rank, char *out, size_t outlen);
 

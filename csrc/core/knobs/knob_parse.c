@@ -314,6 +314,8 @@ double gasneti_exit_timeout_of(const char *timeout, const char *max, const char 
   return t < v[1] ? t : v[1];
 }
 
+double gasneti_exit_grace(double timeout) { return timeout / 4 < 1.0 ? timeout / 4 : 1.0; }
+
 int gasneti_expand_filename(const char *pattern, int rank, char *out, size_t outlen) {
   size_t used = 0;
   for (const char *p = pattern; *p; p++) {

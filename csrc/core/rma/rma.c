@@ -41,11 +41,10 @@ void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, s
   if (node >= gasneti_nodes)
     gasneti_fatalerror("%s to rank %d: the job has ranks 0..%d", what, (int)node,
                        (int)gasneti_nodes - 1);
-  uintptr_t base = (uintptr_t)gasneti_seginfo[node].addr, size = gasneti_seginfo[node].size;
-  uintptr_t a = (uintptr_t)addr;
-  if (n && (a < base || a - base > size || n > size - (a - base)))
+  if (!gasneti_in_segment(node, addr, n))
     gasneti_fatalerror("%s of %zu bytes at %p on rank %d: outside its segment [%p, %p)", what, n,
-                       addr, (int)node, (void *)base, (void *)(base + size));
+                       addr, (int)node, gasneti_seginfo[node].addr,
+                       (void *)((uintptr_t)gasneti_seginfo[node].addr + gasneti_seginfo[node].size));
 }
 
 /* ---- explicit handles ------------------------------------------------------------------ */

@@ -125,9 +125,7 @@ gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, 
 void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, size_t n,
                             _Atomic int64_t *counter) {
   /* A destination inside our segment can take Long replies; anywhere else, Medium ones. */
-  uintptr_t base = (uintptr_t)gasneti_seginfo[gasneti_mynode].addr;
-  uintptr_t size = gasneti_seginfo[gasneti_mynode].size, d = (uintptr_t)dest;
-  bool as_long = d >= base && d - base <= size && n <= size - (d - base);
+  bool as_long = gasneti_in_segment(gasneti_mynode, dest, n);
   const size_t chunk = as_long ? gasnet_AMMaxLongReply() : gasnet_AMMaxMedium();
   for (size_t off = 0; off < n; off += chunk) {
     size_t len = n - off < chunk ? n - off : chunk;

@@ -96,6 +96,11 @@ def exit_timeout(env: dict[str, str], ranks: int) -> float:
     return float(value)
 
 
+def exit_grace(timeout: float) -> float:
+    """Seconds ranks get to leave by themselves once one has (the C supervisor's rule too)."""
+    return float(lib.gasneti_exit_grace(timeout))
+
+
 def expand_filename(pattern: str, rank: int) -> str:
     out = ffi.new("char[]", 4096)
     if not lib.gasneti_expand_filename(pattern.encode(), rank, out, 4096):
