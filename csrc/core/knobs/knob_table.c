@@ -38,6 +38,10 @@ static const gasneti_knob_t table[] = {
      "Rank 0 prints every knob it read, its value, and whether it was the default."},
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
      "How gasnetrun starts ranks when -spawner is not given."},
+    {"GASNET_SSH_SERVERS", GASNETI_KNOB_LIST, "", 0, 0, NULL, "", J, "all",
+     "Hosts the ssh spawner may start ranks on, comma-separated (e.g. node1,node2)."},
+    {"GASNET_SSH_CMD", GASNETI_KNOB_STRING, "ssh", 0, 0, NULL, "", J, "all",
+     "Remote shell command the ssh spawner runs."},
     /* ---- AM flow control and network resources (network conduits) ---- */
     {"GASNET_RCV_THREAD", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "udp,ibv",
      "Run a thread that serves incoming AMs while the application computes."},
