@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .control import ControlHub, ProtocolError
 from . import _native
+from .control import ControlHub, ProtocolError
 from .exitpolicy import ExitPolicy, code_of_status
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
