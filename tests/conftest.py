@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import subprocess
 import time
 from dataclasses import dataclass
@@ -28,13 +29,18 @@ class Result:
 
 
 class Build:
-    def __init__(self, name: str, path: Path) -> None:
+    def __init__(self, name: str, path: Path, conduit: str = "smp") -> None:
         self.name = name
         self.path = path
+        self.conduit = conduit
         self.gasnetrun = str(path / "bin" / "gasnetrun")
 
+    def program(self, kind: str, name: str, mode: str = "seq") -> str:
+        """A built program: kind is tests, bench or examples."""
+        return str(self.path / self.conduit / kind / f"{name}-{mode}")
+
     def test_program(self, name: str, mode: str = "seq") -> str:
-        return str(self.path / "tests" / f"{name}-{mode}")
+        return self.program("tests", name, mode)
 
     def run(self, args: list[str], env: dict[str, str] | None = None, timeout: float = 300,
             stdin: int | None = subprocess.DEVNULL) -> Result:
@@ -84,7 +90,7 @@ def rank_processes() -> list[str]:
             text = Path(cmdline).read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if any(m + "/tests/" in text or m + "/examples/" in text or m + "/bench/" in text
+        if any(re.search(re.escape(m) + r"/\w+/(tests|examples|bench)/", text)
                for m in markers) and "pytest" not in text:
             found.append(f"{cmdline.split('/')[2]}: {text.strip()}")
     return found

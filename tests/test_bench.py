@@ -9,7 +9,7 @@ EXPECTED = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt", "am_long_rtt", "am
 
 
 def test_am_bench_json_lines_cover_every_benchmark(opt_build):
-    result = opt_build.run(["-n", "2", str(opt_build.path / "bench" / "am_bench-seq"), "--json",
+    result = opt_build.run(["-n", "2", opt_build.program("bench", "am_bench"), "--json",
                             "--quick"])
     assert result.returncode == 0, result.describe()
     records = [json.loads(line) for line in result.stdout.splitlines()]
@@ -21,7 +21,7 @@ def test_am_bench_json_lines_cover_every_benchmark(opt_build):
 
 
 def test_am_bench_rejects_unknown_arguments(opt_build):
-    result = opt_build.run(["-n", "2", str(opt_build.path / "bench" / "am_bench-seq"), "--fast"])
+    result = opt_build.run(["-n", "2", opt_build.program("bench", "am_bench"), "--fast"])
     assert result.returncode == 2
     assert "unknown argument '--fast' (accepted: --json, --quick)" in result.stderr
 
@@ -34,7 +34,7 @@ RMA_EXPECTED = {"memcpy_bw", "put_latency", "get_latency", "put_nbi_latency", "g
 @pytest.mark.parametrize("maxsize,path", [(None, "direct"), ("1", "am")])
 def test_rma_bench_reports_every_result_with_its_path(opt_build, maxsize, path):
     env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
-    result = opt_build.run(["-n", "2", str(opt_build.path / "bench" / "rma_bench-seq"), "--json",
+    result = opt_build.run(["-n", "2", opt_build.program("bench", "rma_bench"), "--json",
                             "--quick"], env=env)
     assert result.returncode == 0, result.describe()
     records = [json.loads(line) for line in result.stdout.splitlines()]

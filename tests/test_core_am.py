@@ -52,7 +52,7 @@ def test_segment_and_node_info(build, nranks, maxsize):
 
 
 def test_demo_passes_token_and_greetings_around_the_ring(build):
-    result = build.run(["-n", "4", str(build.path / "examples" / "hello_ring-seq")])
+    result = build.run(["-n", "4", build.program("examples", "hello_ring")])
     assert result.returncode == 0, result.describe()
     for rank in range(4):
         left = (rank - 1) % 4

@@ -21,7 +21,7 @@ SLACK = 3.0  # start-up of 8 sanitized ranks on 2 cores
     (["one-waiting", "1", "6"], 6, 0),       # peers wait in a barrier: they follow at once
     (["one", "1", "5"], 5, TIMEOUT),          # peers compute: SIGQUIT after the grace period
     (["return"], 0, 0),
-    (["return-one", "1"], 0, 0),              # return from main is exit(0) and ends the job
+    (["return-one", "1"], 0, TIMEOUT),        # peers of a finished rank are not cut short
     (["signal", "1", str(int(signal.SIGKILL))], 128 + signal.SIGKILL, TIMEOUT),
     (["signal", "0", str(int(signal.SIGSEGV))], 128 + signal.SIGSEGV, TIMEOUT),
     (["bad-handler", "0"], 1, TIMEOUT),       # a fatal error on the receiver ends the job
@@ -32,6 +32,14 @@ def test_job_exit_code_and_duration(build, nranks, args, code, bound):
     result = build.job(nranks, "exit_test", *args, env=ENV, timeout=60)
     assert result.returncode == code, result.describe()
     assert result.seconds < bound + SLACK + (2 if build.name == "debug" else 0), result.describe()
+
+
+def test_ranks_left_waiting_for_a_finished_rank_are_named_and_ended_within_the_timeout(build):
+    result = build.job(4, "exit_test", "return-one", "2", env=ENV, timeout=60)
+    assert result.returncode == 0, result.describe()
+    assert "still running 4 s after rank 2 finished (GASNET_EXITTIMEOUT): ranks 0-1, 3" \
+        in result.stderr, result.describe()
+    assert result.seconds < TIMEOUT + SLACK + (2 if build.name == "debug" else 0)
 
 
 @pytest.mark.parametrize("args,code", [(["collective", "9"], 9), (["one", "2", "5"], 5),

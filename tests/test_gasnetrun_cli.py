@@ -1,4 +1,5 @@
 """gasnetrun's command line: spellings, dry runs, usage errors and what they say."""
+import re
 import stat
 import subprocess
 
@@ -43,22 +44,24 @@ def test_dry_run_prints_each_rank_and_runs_nothing(opt_build, tmp_path):
 def test_verbose_reports_the_plan_and_each_rank(opt_build):
     result = opt_build.run(["-v", "-n", "2", opt_build.test_program("exit_test"), "return"])
     assert result.returncode == 0
-    assert "2 ranks via spawner 'local'" in result.stderr
-    assert "rank 1 (pid" in result.stderr
+    assert "2 ranks on 1 host(s) via spawner 'local'" in result.stderr
+    assert re.search(r"rank 1 \(pid \d+, host \S+\) finished \(code 0\)", result.stderr)
 
 
 @pytest.mark.parametrize("args,message", [
     (["-n", "0", "/bin/true"], "-n 0: the number of ranks must be 1..65535"),
-    (["-n", "x", "/bin/true"], "argument -n/--np: invalid int value: 'x'"),
+    (["-n", "x", "/bin/true"], "invalid rank count: 'x' (expected a number 1..65535 in ASCII"),
+    (["-n", "\u0663", "/bin/true"], "invalid rank count: '\u0663'"),
+    (["-n", "\uff14", "/bin/true"], "invalid rank count: '\uff14'"),
     (["/bin/true"], "the number of ranks is required: -n N"),
     (["-n", "2"], "the program to run is required"),
     (["-n", "2", "--frobnicate", "/bin/true"], "unrecognized arguments"),
     (["-n", "2", "-spawner=carrier-pigeon", "/bin/true"],
-     "spawner 'carrier-pigeon' is not available; this build has: local"),
+     "spawner 'carrier-pigeon' (from -spawner) is not available; this build has: local"),
     (["-n", "2", "./no/such/program"], "program './no/such/program' does not exist"),
     (["-n", "2", "no-such-program-in-path"], "program 'no-such-program-in-path' was not found in PATH"),
     (["-n", "2", "-E", "GOOD,bad-name", "/bin/true"], "'bad-name' is not a variable name"),
-], ids=["zero-ranks", "bad-count", "no-count", "no-program", "unknown-option", "bad-spawner",
+], ids=["zero-ranks", "bad-count", "arabic-indic-digit", "fullwidth-digit", "no-count", "no-program", "unknown-option", "bad-spawner",
         "missing-program", "not-in-path", "bad-export"])
 def test_bad_input_is_named_and_exits_2(opt_build, args, message):
     result = opt_build.run(args)

@@ -60,7 +60,7 @@ CASES = [
 
 
 def c_results(build, cases):
-    tool = build.path / "tests" / "knob_check_tool-seq"
+    tool = build.test_program("knob_check_tool")
     text = "".join(f"{name}\t{value}\n" for name, value in cases)
     proc = subprocess.run([str(tool)], input=text, capture_output=True, text=True, check=True)
     return proc.stdout.splitlines()
@@ -120,12 +120,20 @@ def test_ports_spec_structure(native):
 
 def test_segment_budget_applies_both_limits(native):
     gib = 1 << 30
-    assert native.segment_budget("8G/H", "1/1", 16 * gib, 16 * gib, 4) == 2 * gib
-    assert native.segment_budget("512M/P", None, 16 * gib, 16 * gib, 4) == 512 << 20
-    assert native.segment_budget(None, "4G", 16 * gib, 16 * gib, 4) == gib  # physmem / ranks
-    assert native.segment_budget(None, None, 16 * gib, 2 * gib, 4) == gib // 2  # shm share
+    assert native.segment_budget("8G/H", "1/1", 16 * gib, 16 * gib, 4, 0) == 2 * gib
+    assert native.segment_budget("512M/P", None, 16 * gib, 16 * gib, 4, 0) == 512 << 20
+    assert native.segment_budget(None, "4G", 16 * gib, 16 * gib, 4, 0) == gib  # physmem / ranks
+    assert native.segment_budget(None, None, 16 * gib, 2 * gib, 4, 0) == gib // 2  # shm share
+    # The host's AM queues come out of the same memory first.
+    assert native.segment_budget(None, "4G", 16 * gib, 16 * gib, 4, gib) == 3 * gib // 4
     with pytest.raises(native.ParseError, match="GASNET_MAX_SEGSIZE='x'"):
-        native.segment_budget("x", None, gib, gib, 1)
+        native.segment_budget("x", None, gib, gib, 1, 0)
+
+
+def test_a_budget_that_rounds_to_nothing_is_an_error_with_the_numbers(native):
+    with pytest.raises(native.ParseError, match=r"rounds to 0 bytes .*GASNET_MAX_SEGSIZE='1000' "
+                                                r"gives 1000"):
+        native.segment_budget("1000", None, 1 << 30, 1 << 30, 4, 0)
 
 
 def test_exit_timeout_formula(native):
@@ -191,7 +199,8 @@ def test_verbose_shows_every_knob_its_origin_and_the_segment_budget(opt_build, t
     assert re.search(r"GASNET_MAX_SEGSIZE\s+= 1G/H\s+\(--env-file .*:1\)", proc.stderr)
     assert re.search(r"GASNET_BARRIER\s+= AMDISSEM\s+\(environment\)", proc.stderr)
     assert re.search(r"GASNET_EXITTIMEOUT_MIN\s+= 2\s+\(default\)", proc.stderr)
-    assert "segment budget per rank: 256.0 MiB (268435456 bytes)" in proc.stderr
+    assert re.search(r"host \S+: 4 ranks need [0-9.]+ MiB of AM queues in shared memory; "
+                     r"segments up to 256.0 MiB per rank", proc.stderr), proc.stderr
 
 
 def test_knobs_json_lists_the_whole_table(opt_build, native):
@@ -214,7 +223,7 @@ def test_knobs_table_and_single_knob(opt_build):
 def test_info_reports_the_build(opt_build):
     info = json.loads(run_gasnetrun(opt_build, ["--info", "--json"]).stdout)
     assert info["conduits"] == ["smp"] and info["threading"] == ["seq", "par"]
-    assert info["am_max_medium"] == 65536 and info["am_max_args"] == 16
+    assert info["limits"]["smp"]["am_max_medium"] == 65536 and info["am_max_args"] == 16
     assert "local" in info["spawners"]
 
 

@@ -3,7 +3,7 @@
  * across supernodes the leaders run a dissemination barrier over AMs and publish the result. */
 #include <string.h>
 
-#include "gasnet_internal.h"
+#include "am/am.h"
 #include "knobs.h"
 #include "pshm/pshm.h"
 
@@ -104,9 +104,10 @@ static bool disseminate(void) {
   while (round_done < leader_rounds) {
     if (round_sent == round_done) {
       gasnet_node_t to = leaders[(my_leader_index + (1 << round_done)) % L];
-      gasneti_AMRequestShort(to, GASNETI_HANDLER_BARRIER, 4,
-                             (gasnet_handlerarg_t[]){(gasnet_handlerarg_t)phase, round_done,
-                                                     sofar.anon | (sofar.mismatch << 1), sofar.id});
+      gasneti_am_request_internal(
+          to, GASNETI_HANDLER_BARRIER, GASNETI_AM_SHORT, NULL, 0, NULL, 4,
+          (gasnet_handlerarg_t[]){(gasnet_handlerarg_t)phase, round_done,
+                                  sofar.anon | (sofar.mismatch << 1), sofar.id});
       round_sent++;
     }
     if (atomic_load_explicit(&inbox[parity][round_done].phase, memory_order_acquire) != phase)
@@ -141,8 +142,17 @@ static bool progress(void) {
   return true;
 }
 
+/* A barrier waits for other ranks; inside a handler that would stall the handler's sender too,
+ * so the rule is enforced rather than left to hang. */
+static void check_context(const char *what) {
+  if (GASNETI_UNLIKELY(!gasneti_attach_done)) gasneti_fatalerror("%s before gasnet_attach", what);
+  if (GASNETI_UNLIKELY(gasneti_am_context != GASNETI_CTX_CLIENT))
+    gasneti_fatalerror("%s called inside an AM handler: barriers may only be called outside "
+                       "handlers (a handler must not wait for other ranks)", what);
+}
+
 void gasnet_barrier_notify(int id, int flags) {
-  if (!gasneti_attach_done) gasneti_fatalerror("gasnet_barrier_notify before gasnet_attach");
+  check_context("gasnet_barrier_notify");
   if (notified) gasneti_fatalerror("gasnet_barrier_notify called twice without a wait");
   phase++;
   notified = 1;
@@ -164,12 +174,14 @@ static int finish(int id, int flags) {
 }
 
 int gasnet_barrier_wait(int id, int flags) {
+  check_context("gasnet_barrier_wait");
   if (!notified) gasneti_fatalerror("gasnet_barrier_wait without a preceding notify");
   while (!progress()) gasneti_wait_step();
   return finish(id, flags);
 }
 
 int gasnet_barrier_try(int id, int flags) {
+  check_context("gasnet_barrier_try");
   if (!notified) gasneti_fatalerror("gasnet_barrier_try without a preceding notify");
   gasneti_poll(GASNETI_POLL_ALL);
   if (!progress()) return GASNET_ERR_NOT_READY;

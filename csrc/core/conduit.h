@@ -1,19 +1,33 @@
-/* conduit.h: what a conduit provides to the core (one implementation per conduit folder).
- * The core reaches supernode peers through PSHM itself; everything else goes through here. */
+/* conduit.h: the conduit contract: the few link-time functions a conduit folder provides and
+ * the core calls. Everything else (AM checks and dispatch, Long fragmentation, PSHM, barriers,
+ * the extended API over AMs, exit policy, bootstrap choice) is core. Peers in the caller's
+ * supernode, and the caller itself, never reach the conduit. Calls are direct (no function
+ * pointers), so the fast path pays nothing for the seam. */
 #ifndef GASNETI_CONDUIT_H
 #define GASNETI_CONDUIT_H
 
-#include "gasnet_internal.h"
+#include "am/am.h"
+#include "bootstrap.h"
 
-/* Chooses the bootstrap this process was started with (may fork, for GASNET_PSHM_NODES). */
-const gasneti_bootstrap_t *gasnetc_bootstrap_open(int *argc, char ***argv);
-/* Brings the conduit up once the host map and PSHM regions exist (gasnet_init). */
-void gasnetc_init(void);
-/* Sends one AM to a rank outside this rank's supernode; blocks only for flow control. */
-void gasnetc_am_send(gasnet_node_t dest, int reply, int category, gasnet_handler_t handler,
-                     const void *src, size_t nbytes, void *dst, int nargs,
-                     const gasnet_handlerarg_t *args);
-/* Serves the conduit's own network (not PSHM); returns how many messages ran. */
+/* Largest Long payload piece the conduit carries with one message; the core splits larger
+ * Longs (am_send.c). Set by gasnetc_init at the latest. */
+extern size_t gasnetc_long_chunk;
+
+/* Brings the conduit up (gasnet_init): the host map and PSHM exist; addresses are exchanged
+ * here through boot. May refuse the job (e.g. smp on several hosts) with a fatal error. */
+void gasnetc_init(const gasneti_bootstrap_t *boot);
+/* The rank's segment exists (gasnet_attach); a conduit that registers memory does it here. */
+void gasnetc_attach(void *segment, uintptr_t size);
+/* Sends one request to a rank outside the caller's supernode. Blocks only for flow control,
+ * during which it keeps serving this rank's incoming messages. */
+void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am);
+/* Sends the reply to a request the conduit delivered with this token (token->src). */
+void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am);
+/* Serves the conduit's network (GASNETI_POLL_* in which); returns how many messages ran. */
 int gasnetc_poll(int which);
+/* This rank ends the job with code: tell the other hosts' ranks, best effort, promptly. */
+void gasnetc_exit_notify(int code);
+/* Releases the conduit's resources on the way out. */
+void gasnetc_fini(void);
 
 #endif

@@ -1,5 +1,5 @@
 /* errors.c: error names and descriptions, fatal errors and warnings, checked allocation.
- * Fatal errors name the rank and host, then end the whole job through the bootstrap. */
+ * Fatal errors name the rank and host, then end the whole job at once (exit.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,9 +48,7 @@ void gasneti_fatalerror(const char *fmt, ...) {
   va_start(ap, fmt);
   vreport("error", fmt, ap);
   va_end(ap);
-  fflush(stdout);
-  if (gasneti_boot) gasneti_boot->abort(1);
-  _exit(1);
+  gasneti_exit_job(1, true);
 }
 
 void gasneti_warning(const char *fmt, ...) {

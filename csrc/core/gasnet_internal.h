@@ -78,33 +78,6 @@ void gasneti_hostmap_build(void);
 #include "bootstrap.h"
 extern const gasneti_bootstrap_t *gasneti_boot;
 
-/* ---- active messages --------------------------------------------------------------- */
-typedef void (*gasneti_handler_fn)(void);
-extern gasneti_handler_fn gasneti_handlers[256];
-
-enum { GASNETI_AM_SHORT = 0, GASNETI_AM_MEDIUM = 1, GASNETI_AM_LONG = 2 };
-
-/* Internal handler indices (0..127 are reserved for the runtime). */
-enum {
-  GASNETI_HANDLER_NONE = 0,
-  GASNETI_HANDLER_BARRIER = 1,
-  GASNETI_HANDLER_FIRST_CLIENT = 128
-};
-
-typedef struct gasneti_token {
-  gasnet_node_t src;
-  uint8_t is_request;
-  uint8_t replied;
-} gasneti_token_t;
-
-/* What the calling thread is doing: handlers may not send requests and run at most one reply. */
-enum { GASNETI_CTX_CLIENT = 0, GASNETI_CTX_REQUEST = 1, GASNETI_CTX_REPLY = 2 };
-extern GASNETI_TLS int gasneti_am_context;
-
-void gasneti_run_handler(gasneti_token_t *token, gasnet_handler_t handler, int category,
-                         void *buf, size_t nbytes, int nargs, const gasnet_handlerarg_t *args);
-void gasneti_register_internal_handler(gasnet_handler_t index, gasneti_handler_fn fn);
-
 /* ---- polling and waiting ----------------------------------------------------------- */
 /* Which incoming queues to serve: request handlers may only drain replies while they wait. */
 enum { GASNETI_POLL_REPLIES = 1, GASNETI_POLL_REQUESTS = 2, GASNETI_POLL_ALL = 3 };
@@ -120,9 +93,13 @@ void gasneti_segment_attach(uintptr_t segsize);
 /* ---- barrier, exit ----------------------------------------------------------------- */
 void gasneti_barrier_init(void);
 void gasneti_exit_init(void);
-/* Called from every wait loop: leaves the job if another rank has started leaving it. */
+/* Called from every wait loop: leaves the job if another rank has ended it. */
 void gasneti_exit_check(void);
-_Noreturn void gasneti_exit_now(int code);
+/* This rank ends the whole job with code (gasnet_exit, a fatal error with abort set). */
+_Noreturn void gasneti_exit_job(int code, bool abort);
+extern bool gasneti_conduit_up; /* gasnetc_init returned: exit notices may use it */
+/* Another rank ended the job (host exit word, conduit notice): leave with its code. */
+void gasneti_exit_post(int code);
 /* GASNET_EXITTIMEOUT, or min(_MAX, _MIN + _FACTOR * ranks): how long a job may take to end. */
 double gasneti_exit_timeout(int ranks);
 

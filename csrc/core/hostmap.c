@@ -17,7 +17,7 @@ void gasneti_hostmap_build(void) {
   int n = gasneti_nodes;
   enum { NAMELEN = sizeof gasneti_hostname };
   char *names = gasneti_calloc((size_t)n, NAMELEN);
-  gasneti_boot->exchange(gasneti_hostname, NAMELEN, names);
+  gasneti_bootstrap_exchange(gasneti_hostname, NAMELEN, names);
 
   gasneti_host_of = gasneti_calloc((size_t)n, sizeof *gasneti_host_of);
   gasneti_supernode_of = gasneti_calloc((size_t)n, sizeof *gasneti_supernode_of);

@@ -20,17 +20,19 @@ static bool verbose(void) {
     const gasneti_knob_t *k = must_find("GASNET_VERBOSEENV");
     const char *v = getenv(k->name);
     char canon[32], err[256];
-    cached = v && *v && gasneti_knob_check(k, NULL, v, canon, sizeof canon, err, sizeof err) &&
+    cached = !gasneti_knob_blank(v) && gasneti_knob_check(k, NULL, v, canon, sizeof canon, err, sizeof err) &&
              strcmp(canon, "bool:1") == 0;
   }
   return cached == 1;
 }
 
 static void report(const gasneti_knob_t *k, const char *text, bool from_env) {
-  static bool reported[64];
+  static bool *reported; /* one flag per knob of the table, however many it has */
+  if (!verbose() || gasneti_mynode != 0) return;
+  if (!reported) reported = gasneti_calloc(gasneti_knob_count(), sizeof(bool));
   size_t idx = 0;
   while (gasneti_knob_at(idx) != k) idx++;
-  if (!verbose() || gasneti_mynode != 0 || idx >= 64 || reported[idx]) return;
+  if (reported[idx]) return;
   reported[idx] = true;
   fprintf(stderr, "GASNET knob %-26s = %-12s (%s)\n", k->name, *text ? text : "(computed)",
           from_env ? "environment" : "default");
@@ -39,7 +41,7 @@ static void report(const gasneti_knob_t *k, const char *text, bool from_env) {
 const char *gasneti_knob_text(const char *name) {
   const gasneti_knob_t *k = must_find(name);
   const char *v = getenv(name);
-  bool set = v && *v;
+  bool set = !gasneti_knob_blank(v);
   char canon[256], err[512];
   if (set && !gasneti_knob_check(k, name, v, canon, sizeof canon, err, sizeof err))
     gasneti_fatalerror("%s", err);

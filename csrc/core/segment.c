@@ -20,7 +20,9 @@ uintptr_t gasneti_segment_limit(void) {
   char err[256];
   uint64_t limit = gasneti_segment_budget(gasneti_knob_text("GASNET_MAX_SEGSIZE"),
                                           gasneti_knob_text("GASNET_PHYSMEM_MAX"), phys, shm_free,
-                                          gasneti_host_size, err, sizeof err);
+                                          gasneti_host_size,
+                                          gasneti_pshm_host_bytes(gasneti_host_size), err,
+                                          sizeof err);
   if (!limit) gasneti_fatalerror("%s", err);
   if (limit > UINTPTR_MAX / 2) limit = UINTPTR_MAX / 2;
   return (uintptr_t)limit;
@@ -41,7 +43,7 @@ void gasneti_segment_attach(uintptr_t segsize) {
   }
   gasnet_seginfo_t mine = {base, segsize};
   gasneti_seginfo = gasneti_calloc(gasneti_nodes, sizeof *gasneti_seginfo);
-  gasneti_boot->exchange(&mine, sizeof mine, gasneti_seginfo); /* also: all segments exist */
+  gasneti_bootstrap_exchange(&mine, sizeof mine, gasneti_seginfo); /* also: all segments exist */
   gasneti_pshm_attach_segments();
   gasneti_boot->barrier(); /* every peer mapped every segment: names can go */
   if (segsize && shared) gasneti_shm_unlink('s', gasneti_mynode);

@@ -1,26 +1,35 @@
 """gasnetrun's command line: GASNet's single-dash spellings (-np, -spawner=local) and the usual
-double-dash ones, checked before anything starts. Usage errors exit with code 2."""
+double-dash ones, everything checked before anything starts. Usage errors exit with code 2."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
 import shutil
+import socket
 import sys
 
-from . import knobdocs
-from . import spawners as spawner_pkg
+from . import _native, knobdocs, workdir
+from . import spawners as spawner_registry
+from .agent.ranks import SpawnError
 from .envcheck import EnvFileError, job_environment, validate
-from .job import Channel, Job, JobSpec, say
+from .ident import ProgramIdent, read_ident
+from .job import Job, Spawner, new_jobid, say
+from .plan import HostShare, Plan
+from .resources import HostMemory, descriptors_needed, ensure_descriptors, shared_memory_need
 
 USAGE_ERROR = 2
+VERSION = "0.2.0"
+MAX_RANKS = 65535
 # Long options GASNet users type with one dash; value-taking ones also consume the next token.
 SINGLE_DASH_LONG = {"np": "-n", "spawner": "--spawner", "help": "--help", "version": "--version",
                     "knobs": "--knobs", "info": "--info", "json": "--json",
                     "env-file": "--env-file"}
 TAKES_VALUE = {"-n", "-E", "--spawner", "--np", "--env-file"}
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+COUNT = re.compile(r"^[0-9]+$", re.ASCII)
 
 
 class UsageError(Exception):
@@ -45,25 +54,23 @@ def normalize(argv: list[str]) -> list[str]:
     return out
 
 
-def available_spawners() -> dict[str, object]:
-    import importlib
-    import pkgutil
-    found = {}
-    for info in pkgutil.iter_modules(spawner_pkg.__path__):
-        module = importlib.import_module(f"{spawner_pkg.__name__}.{info.name}")
-        found[module.name] = module
-    return found
+def rank_count(text: str) -> int:
+    """-n N: ASCII digits only (int() would take '٣' or '３')."""
+    if not COUNT.match(text):
+        raise argparse.ArgumentTypeError(f"invalid rank count: '{text}' (expected a number "
+                                         f"1..{MAX_RANKS} in ASCII digits)")
+    return int(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gasnetrun",
-        usage="gasnetrun -n N [-E VAR1,VAR2] [--env-file FILE] [-v] [-t] [-k] [-spawner=NAME] "
-              "[--] prog [args]\n       gasnetrun --knobs [NAME] [--json]\n"
-              "       gasnetrun --info [--json]",
+        usage="gasnetrun -n N [-E VAR1,VAR2] [--env-file FILE] [-v] [-t [--json]] [-k] "
+              "[--tag-output] [-spawner=NAME] [--] prog [args]\n"
+              "       gasnetrun --knobs [NAME] [--json]\n       gasnetrun --info [--json]",
         description="Start a GASNet job of N ranks. Every GASNET_* variable the job would see is "
                     "checked against the runtime's knob table before anything starts.")
-    p.add_argument("-n", "--np", dest="nranks", type=int, metavar="N",
+    p.add_argument("-n", "--np", dest="nranks", type=rank_count, metavar="N",
                    help="number of ranks (also -np)")
     p.add_argument("-E", dest="export", action="append", default=[], metavar="VAR1,VAR2",
                    help="environment variables to propagate to every rank")
@@ -71,17 +78,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-t", "--dry-run", action="store_true",
                    help="print what would run, and run nothing")
     p.add_argument("-k", "--keep", action="store_true",
-                   help="keep the job's temporary files (control directory) for inspection")
-    p.add_argument("--spawner", default=os.environ.get("GASNET_SPAWNER") or "local",
-                   help="how ranks start: local (default; also -spawner=local)")
+                   help="keep the job's temporary files for inspection")
+    p.add_argument("--tag-output", action="store_true",
+                   help="prefix every line a rank writes with [rank]")
+    p.add_argument("--spawner", default=None,
+                   help="how ranks start (also -spawner=NAME, GASNET_SPAWNER)")
     p.add_argument("--env-file", action="append", default=[], metavar="FILE",
                    help="NAME=VALUE lines to add to the job's environment (checked like the rest)")
     p.add_argument("--knobs", nargs="?", const="", metavar="NAME",
                    help="print the knob table, or everything about one knob")
     p.add_argument("--info", action="store_true",
-                   help="print what this build has: conduits, threading modes, AM limits")
-    p.add_argument("--json", action="store_true", help="--knobs and --info as JSON")
-    p.add_argument("--version", action="version", version="gasnetrun 0.1.0")
+                   help="print what this build has: conduits, threading modes, spawners, limits")
+    p.add_argument("--json", action="store_true", help="--knobs, --info and -t as JSON")
+    p.add_argument("--version", action="version", version=f"gasnetrun {VERSION}")
     p.add_argument("program", nargs="?", help="the GASNet program")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     return p
@@ -109,12 +118,68 @@ def exported_names(values: list[str]) -> list[str]:
     return names
 
 
-def dry_run(spec: JobSpec, spawner) -> None:
-    channel = Channel("<gasnetrun control socket>", "<cookie>", "<jobid>", os.getpid())
-    say(f"would start {spec.nranks} ranks with spawner '{spawner.name}' (-t: nothing runs)")
-    for launch in spawner.plan(spec, channel):
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in launch.env_additions.items())
-        print(f"rank {launch.rank}: env {env} {shlex.join(launch.argv)}", flush=True)
+def choose_spawner(requested: str | None, env: dict[str, str],
+                   found: dict[str, object]) -> tuple[Spawner, str]:
+    """-spawner= > GASNET_SPAWNER > the environment; returns the spawner and why."""
+    if requested:
+        why = "-spawner"
+    elif env.get("GASNET_SPAWNER", "").strip():
+        requested, why = env["GASNET_SPAWNER"].strip().lower(), "GASNET_SPAWNER"
+    else:
+        for name in sorted(found):
+            spawner = found[name].create()  # type: ignore[attr-defined]
+            reason = spawner.applies(env)
+            if reason:
+                return spawner, reason
+        raise UsageError("no spawner applies to this environment")
+    if requested not in found:
+        raise UsageError(f"spawner '{requested}' (from {why}) is not available; this build has: "
+                         f"{', '.join(sorted(found))}")
+    return found[requested].create(), f"chosen with {why}"  # type: ignore[attr-defined]
+
+
+def check_program(ident: ProgramIdent | None, plan: Plan, spawner: Spawner) -> None:
+    """Refuses a job the program's library cannot run, before anything starts."""
+    if ident is None:
+        return
+    info = _native.build_info()
+    if len(plan.hosts) > 1 and ident.conduit not in info["multi_host_conduits"]:
+        raise UsageError(f"{plan.program} was built for the {ident.conduit} conduit, which runs "
+                         f"on one host, but this job spans {len(plan.hosts)} hosts; rebuild it "
+                         "with a network conduit (udp)")
+    if spawner.name not in ident.spawners:
+        raise UsageError(f"{plan.program} has no '{spawner.name}' spawner (its library has "
+                         f"{', '.join(ident.spawners) or 'none'}); choose one of those or rebuild")
+
+
+def dry_run(plan: Plan, as_json: bool, spawner: Spawner, knob_lines: list[str],
+            memory: list[dict[str, object]]) -> None:
+    sock = f"@gasnetrun-{plan.jobid}-0"
+    ranks = []
+    for share in plan.hosts:
+        for rank in share.ranks:
+            env = {"GASNETRUN_SOCKET": sock, "GASNETRUN_COOKIE": "<cookie>",
+                   "GASNETRUN_JOBID": plan.jobid, "GASNETRUN_RANK": str(rank),
+                   "GASNETRUN_SIZE": str(plan.nranks)}
+            ranks.append({"rank": rank, "host": share.name, "argv": plan.argv, "env": env})
+    if as_json:
+        print(json.dumps({"spawner": spawner.name, "nranks": plan.nranks,
+                          "hosts": [{"name": h.name, "ranks": h.ranks} for h in plan.hosts],
+                          "exported": plan.exported, "ranks": ranks, "shared_memory": memory,
+                          "notes": plan.notes}, indent=1))
+        return
+    say(f"would start {plan.nranks} ranks with spawner '{spawner.name}' (-t: nothing runs)")
+    for line in knob_lines:
+        print(f"gasnetrun: {line}", file=sys.stderr)
+    for r in ranks:
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in r["env"].items())  # type: ignore[attr-defined]
+        print(f"rank {r['rank']} on {r['host']}: env {env} {shlex.join(plan.argv)}", flush=True)
+
+
+def usage_error(parser: argparse.ArgumentParser, message: str) -> int:
+    parser.print_usage(sys.stderr)
+    print(f"gasnetrun: error: {message}", file=sys.stderr)
+    return USAGE_ERROR
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,25 +189,22 @@ def main(argv: list[str] | None = None) -> int:
         return (knobdocs.print_knob(args.knobs, args.json) if args.knobs
                 else knobdocs.print_knobs(args.json))
     if args.info:
-        return knobdocs.print_info(sorted(available_spawners()), args.json)
+        return knobdocs.print_info(sorted(spawner_registry.available()), args.json)
     try:
         if args.nranks is None:
             raise UsageError("the number of ranks is required: -n N")
         if args.program is None:
             raise UsageError("the program to run is required")
-        if args.nranks < 1 or args.nranks > 65535:
-            raise UsageError(f"-n {args.nranks}: the number of ranks must be 1..65535")
-        spawners = available_spawners()
-        if args.spawner not in spawners:
-            raise UsageError(f"spawner '{args.spawner}' is not available; this build has: "
-                             f"{', '.join(sorted(spawners))}")
+        if args.nranks < 1 or args.nranks > MAX_RANKS:
+            raise UsageError(f"-n {args.nranks}: the number of ranks must be 1..{MAX_RANKS}")
         program = resolve_program(args.program)
         exported = exported_names(args.export)
         settings = job_environment(dict(os.environ), exported, args.env_file)
+        spawner, why = choose_spawner(args.spawner,
+                                      {k: s.value for k, s in settings.items()},
+                                      spawner_registry.available())
     except (UsageError, EnvFileError) as err:
-        parser.print_usage(sys.stderr)
-        print(f"gasnetrun: error: {err}", file=sys.stderr)
-        return USAGE_ERROR
+        return usage_error(parser, str(err))
     for name in exported:
         if name not in settings:
             say(f"warning: -E names {name}, which is not set here")
@@ -153,15 +215,46 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gasnetrun: the job was not started ({len(problems)} problem"
               f"{'s' if len(problems) > 1 else ''} in its environment)", file=sys.stderr)
         return USAGE_ERROR
-    spec = JobSpec(nranks=args.nranks, program=program, args=args.args,
-                   env={k: s.value for k, s in settings.items()}, verbose=args.verbose,
-                   keep=args.keep)
+    env = {k: s.value for k, s in settings.items()}
+    plan = Plan(nranks=args.nranks, program=program, args=args.args, env=env, exported=exported,
+                hosts=[HostShare(socket.gethostname(), list(range(args.nranks)))],
+                jobid=new_jobid(), verbose=args.verbose, keep=args.keep,
+                tag_output=args.tag_output, notes=[f"spawner {spawner.name}: {why}"])
+    ident = read_ident(program)
+    try:
+        check_program(ident, plan, spawner)
+    except UsageError as err:
+        return usage_error(parser, str(err))
+    memory = HostMemory.here()
+    needs = [shared_memory_need(h.name, len(h.ranks), env, memory) for h in plan.hosts]
     if args.verbose or args.dry_run:
-        say("effective knobs:")
-        for line in knobdocs.describe_settings(settings, args.nranks):
-            print(f"gasnetrun: {line}", file=sys.stderr)
-    spawner = spawners[args.spawner].create()
+        if ident and not args.json:
+            say(f"{os.path.basename(program)}: {ident.describe()}")
+        for note in plan.notes:
+            say(note) if not args.json else None
+    knob_lines = knobdocs.describe_settings(settings) + [n.describe() for n in needs]
     if args.dry_run:
-        dry_run(spec, spawner)
+        dry_run(plan, args.json, spawner, knob_lines,
+                [{"host": n.host, "ranks": n.ranks, "queue_bytes": n.queue_bytes,
+                  "segment_per_rank": n.segment_per_rank, "shm_free": n.memory.shm_free,
+                  "physical": n.memory.physical, "problem": n.problem} for n in needs])
         return 0
-    return Job(spec, spawner).run()
+    if args.verbose:
+        for line in knob_lines:
+            print(f"gasnetrun: {line}", file=sys.stderr)
+    for need in needs:
+        if need.problem:
+            print(f"gasnetrun: error: {need.describe()}", file=sys.stderr)
+            print("gasnetrun: the job was not started (it does not fit in shared memory)",
+                  file=sys.stderr)
+            return USAGE_ERROR
+    problem = ensure_descriptors(descriptors_needed(args.nranks, args.tag_output))
+    if problem:
+        print(f"gasnetrun: error: {problem}", file=sys.stderr)
+        return USAGE_ERROR
+    workdir.remove_stale()
+    try:
+        return Job(plan, spawner).run()
+    except SpawnError as err:
+        say(f"error: {err}")
+        return 1

@@ -3,6 +3,7 @@ the runtime's knob table (through the CFFI binding: Python and C parse a value i
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass
 
@@ -21,15 +22,28 @@ class EnvFileError(Exception):
     pass
 
 
+# The kernel refuses a single environment string longer than this (MAX_ARG_STRLEN, 32 pages).
+MAX_ARG_STRLEN = 32 * 4096
+
+
 def read_env_file(path: str) -> dict[str, Setting]:
     """NAME=VALUE lines; blank lines and lines starting with '#' are skipped."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as err:
         raise EnvFileError(f"--env-file {path}: {err.strerror}") from err
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise EnvFileError(f"--env-file {path}:{line}: byte 0x{data[err.start]:02x} is not "
+                           "UTF-8 text (the file must be UTF-8)") from err
     settings: dict[str, Setting] = {}
-    for number, raw in enumerate(lines, 1):
+    for number, raw in enumerate(text.splitlines(), 1):
+        if "\0" in raw:
+            raise EnvFileError(f"{path}:{number}: the line contains a NUL byte, which no "
+                               "environment variable can hold")
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -64,9 +78,21 @@ def suggestion(name: str) -> str | None:
     return close[0] if close else None
 
 
-def validate(settings: dict[str, Setting]) -> list[str]:
-    """One message per problem: unknown GASNET_* names and malformed values."""
+def size_problems(settings: dict[str, Setting]) -> list[str]:
+    """Variables the kernel would refuse at exec (E2BIG), named before anything starts."""
     problems = []
+    for name in sorted(settings):
+        size = len(os.fsencode(name)) + 1 + len(os.fsencode(settings[name].value)) + 1
+        if size > MAX_ARG_STRLEN:
+            problems.append(f"{name} (from {settings[name].origin}) is {size} bytes long; the "
+                            f"kernel passes at most {MAX_ARG_STRLEN} bytes per variable "
+                            "(MAX_ARG_STRLEN)")
+    return problems
+
+
+def validate(settings: dict[str, Setting]) -> list[str]:
+    """One message per problem: unknown GASNET_* names, malformed values, oversized ones."""
+    problems = size_problems(settings)
     for name in sorted(settings):
         if not name.startswith("GASNET_"):
             continue
@@ -77,8 +103,8 @@ def validate(settings: dict[str, Setting]) -> list[str]:
                             + (f"; did you mean {hint}?" if hint else
                                "; see gasnetrun --knobs for the list"))
             continue
-        if setting.value.strip() == "":
-            continue  # an empty variable means "unset" to the runtime
+        if _native.blank(setting.value):
+            continue  # empty or white space means "unset", to the runtime as well
         try:
             _native.check(name, setting.value)
         except _native.ParseError as err:

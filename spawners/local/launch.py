@@ -1,15 +1,15 @@
-"""The local spawner's launch side: every rank is a child process of gasnetrun on this host.
-
-Ranks inherit gasnetrun's environment, standard output and standard error; each leads its own
-process group, so a terminal's Ctrl-C reaches gasnetrun alone and gasnetrun decides.
-"""
+"""The local spawner's launch side: every rank is a child of gasnetrun on this host, served by
+one agent inside gasnetrun (the root of a one-agent tree)."""
 from __future__ import annotations
 
-import os
-import signal
+import socket
 import sys
+from typing import Mapping
 
-from ..job import Channel, JobSpec, RankLaunch
+from gasnetrun.agent.agent import Agent, AgentSpec
+from gasnetrun.agent.output import TerminalWriter
+from gasnetrun.job import Job, RunningJob
+from gasnetrun.plan import Plan
 
 name = "local"
 
@@ -17,31 +17,29 @@ name = "local"
 class LocalSpawner:
     name = name
 
-    def plan(self, spec: JobSpec, channel: Channel) -> list[RankLaunch]:
-        return [RankLaunch(rank, [spec.program, *spec.args], channel.rank_env(rank, spec.nranks))
-                for rank in range(spec.nranks)]
+    def applies(self, env: Mapping[str, str]) -> str | None:
+        return "the job runs on this host only"
 
-    def start(self, spec: JobSpec, launches: list[RankLaunch]) -> dict[int, int]:
-        pids: dict[int, int] = {}
+    def start(self, plan: Plan, job: Job) -> RunningJob:
         # Rank 0 may read piped input; a terminal stays with gasnetrun (a background process
         # group reading it would be stopped).
         stdin_ok = sys.stdin is not None and not sys.stdin.isatty()
-        try:
-            for launch in launches:
-                env = {**spec.env, **launch.env_additions}
-                actions = []
-                if not (launch.rank == 0 and stdin_ok):
-                    actions.append((os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
-                pids[launch.rank] = os.posix_spawn(launch.argv[0], launch.argv, env,
-                                                   file_actions=actions, setpgroup=0,
-                                                   setsigdef=(signal.SIGINT, signal.SIGQUIT,
-                                                              signal.SIGTERM, signal.SIGHUP))
-        except OSError:
-            for pid in pids.values():  # never leave a partial job behind
-                os.killpg(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            raise
-        return pids
+        spec = AgentSpec(jobid=plan.jobid, cookie=job.cookie, index=0,
+                         host=socket.gethostname(), ranks=list(range(plan.nranks)),
+                         subtree=list(range(plan.nranks)), nranks=plan.nranks, argv=plan.argv,
+                         env=plan.env, stdin_rank=0 if stdin_ok else None,
+                         pipe_output=plan.tag_output)
+        agent = Agent(job.loop, spec, job, sink=TerminalWriter(plan.tag_output),
+                      log=job_log(plan))
+        job.deliver = agent.deliver
+        agent.start()
+        return agent
+
+
+def job_log(plan: Plan):
+    if not plan.verbose:
+        return None
+    return lambda message: print(f"gasnetrun: {message}", file=sys.stderr, flush=True)
 
 
 def create() -> LocalSpawner:

@@ -1,17 +1,37 @@
-/* smp_conduit.c: bringing the smp conduit up: every rank on this one host, started by
- * gasnetrun, by forking (GASNET_PSHM_NODES), or alone. */
+/* smp_conduit.c: the smp conduit: every rank on one host. Supernode peers are PSHM's; the
+ * conduit carries messages to the host's other ranks (when GASNET_SUPERNODE_MAXSIZE splits
+ * it) through the same shared queues, without cross-mapped segments: Long payloads travel in
+ * pieces the core cuts to the largest Medium. */
 #include "../../core/conduit.h"
+#include "../../core/pshm/pshm.h"
 
-const gasneti_bootstrap_t *gasnetc_bootstrap_open(int *argc, char ***argv) {
-  const gasneti_bootstrap_t *boot = gasneti_bootstrap_local_open();
-  if (!boot) boot = gasnetc_bootstrap_fork_open(argc, argv);
-  if (!boot) boot = gasneti_bootstrap_single_open();
-  return boot;
-}
+size_t gasnetc_long_chunk = GASNETC_MAX_MEDIUM;
 
-void gasnetc_init(void) {
+void gasnetc_init(const gasneti_bootstrap_t *boot) {
+  (void)boot;
   if (gasneti_host_count != 1)
     gasneti_fatalerror("the smp conduit runs on one host, but this job's ranks are on %d hosts "
-                       "(use a network conduit)",
+                       "(build the program with a network conduit, e.g. udp)",
                        (int)gasneti_host_count);
 }
+
+void gasnetc_attach(void *segment, uintptr_t size) { (void)segment, (void)size; }
+
+void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) {
+  gasneti_pshm_send(gasneti_host_local[dest], 0, am);
+}
+
+void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
+  gasneti_pshm_send(gasneti_host_local[request->src], 1, am);
+}
+
+/* The host's queues are PSHM's, served by its poll; nothing else to serve. */
+int gasnetc_poll(int which) {
+  (void)which;
+  return 0;
+}
+
+/* Every rank shares the host's exit word: nobody else to tell. */
+void gasnetc_exit_notify(int code) { (void)code; }
+
+void gasnetc_fini(void) {}

@@ -34,6 +34,12 @@ typedef struct {
   gasneti_knob_scope_t scope;
   const char *conduits; /* comma-separated, or "all" */
   const char *doc;
+  /* For gasnet-tune: whether sweeping the knob can pay off, the values worth trying
+   * (comma-separated, in the knob's own syntax), and a constraint relating it to another knob
+   * ("<=GASNET_X": never more than GASNET_X's value), or NULL. */
+  int tunable;
+  const char *sweep;
+  const char *constraint;
 } gasneti_knob_t;
 
 size_t gasneti_knob_count(void);
@@ -42,6 +48,9 @@ const gasneti_knob_t *gasneti_knob_at(size_t index);
 const gasneti_knob_t *gasneti_knob_find(const char *name);
 const char *gasneti_knob_type_name(gasneti_knob_type_t type);
 const char *gasneti_knob_accepted_form(const gasneti_knob_t *knob);
+
+/* Whether a value means "unset": empty or only white space (the runtime and gasnetrun agree). */
+int gasneti_knob_blank(const char *text);
 
 /* Parses text as the knob's value (name: the variable as the user spelled it, for messages;
  * NULL means the knob's own name). On success writes a canonical form to canon (the same from
@@ -60,11 +69,12 @@ int gasneti_parse_memsize(const char *text, int allow_scope, gasneti_memsize_t *
                           size_t errlen);
 
 /* Bytes of segment one rank may have: GASNET_MAX_SEGSIZE and GASNET_PHYSMEM_MAX (either may
- * be NULL for its default) applied to the host's memory, its free shared memory and the number
- * of ranks on it; page-aligned. 0 with a message in err when a value does not parse. */
+ * be NULL or blank for its default) applied to the host's memory, its free shared memory, the
+ * number of ranks on it and the bytes its AM queues take (gasneti_pshm_host_bytes);
+ * page-aligned. 0 with a message in err when a value does not parse or nothing is left. */
 uint64_t gasneti_segment_budget(const char *max_segsize, const char *physmem_max,
                                 uint64_t host_memory, uint64_t shm_free, int ranks_on_host,
-                                char *err, size_t errlen);
+                                uint64_t queue_bytes, char *err, size_t errlen);
 
 /* GASNET_EXITTIMEOUT, or min(_MAX, _MIN + _FACTOR * ranks); NULL means unset. -1 on error. */
 double gasneti_exit_timeout_of(const char *timeout, const char *max, const char *min,

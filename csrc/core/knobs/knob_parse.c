@@ -52,6 +52,8 @@ static const char *skip_space(const char *s) {
 
 static int trailing_space_only(const char *s) { return *skip_space(s) == '\0'; }
 
+int gasneti_knob_blank(const char *text) { return text == NULL || trailing_space_only(text); }
+
 /* A decimal number with an optional K/M/G/T[B] suffix when allow_suffix. *bad points at the
  * first character that does not belong on failure. */
 static int parse_number(const char *s, int allow_suffix, double *out, const char **bad) {
@@ -270,13 +272,14 @@ static double resolve(const gasneti_memsize_t *m, uint64_t host_memory) {
 
 uint64_t gasneti_segment_budget(const char *max_segsize, const char *physmem_max,
                                 uint64_t host_memory, uint64_t shm_free, int ranks_on_host,
-                                char *err, size_t errlen) {
+                                uint64_t queue_bytes, char *err, size_t errlen) {
   gasneti_memsize_t seg, phys;
   const gasneti_knob_t *kseg = gasneti_knob_find("GASNET_MAX_SEGSIZE");
   const gasneti_knob_t *kphys = gasneti_knob_find("GASNET_PHYSMEM_MAX");
   char why[160];
-  const char *seg_text = max_segsize ? max_segsize : kseg->dflt;
-  const char *phys_text = physmem_max ? physmem_max : kphys->dflt;
+  const char *seg_text = !gasneti_knob_blank(max_segsize) ? max_segsize : kseg->dflt;
+  const char *phys_text = !gasneti_knob_blank(physmem_max) ? physmem_max : kphys->dflt;
+  if (errlen) err[0] = '\0';
   if (!gasneti_parse_memsize(seg_text, 1, &seg, why, sizeof why)) {
     snprintf(err, errlen, "GASNET_MAX_SEGSIZE='%s': %s", seg_text, why);
     return 0;
@@ -286,13 +289,25 @@ uint64_t gasneti_segment_budget(const char *max_segsize, const char *physmem_max
     return 0;
   }
   double ranks = ranks_on_host > 0 ? ranks_on_host : 1;
-  double budget = resolve(&seg, host_memory) / (seg.per_host ? ranks : 1);
-  double phys_share = resolve(&phys, host_memory) / ranks;
-  double shm_share = (double)shm_free / ranks;
+  /* The host's AM queues come first: they live in the same memory and /dev/shm. */
+  double q = (double)queue_bytes;
+  double seg_share = resolve(&seg, host_memory) / (seg.per_host ? ranks : 1);
+  double phys_share = (resolve(&phys, host_memory) - q) / ranks;
+  double shm_share = ((double)shm_free - q) / ranks;
+  double budget = seg_share;
   if (phys_share < budget) budget = phys_share;
   if (shm_free && shm_share < budget) budget = shm_share;
-  uint64_t bytes = budget > 9.0e18 ? (uint64_t)9.0e18 : (uint64_t)budget;
-  return bytes - bytes % 4096;
+  uint64_t bytes = budget <= 0 ? 0 : budget > 9.0e18 ? (uint64_t)9.0e18 : (uint64_t)budget;
+  bytes -= bytes % 4096;
+  if (bytes == 0)
+    snprintf(err, errlen,
+             "the segment budget per rank rounds to 0 bytes (at least one 4096-byte page is "
+             "needed): GASNET_MAX_SEGSIZE='%s' gives %.0f, GASNET_PHYSMEM_MAX='%s' gives %.0f "
+             "after %.0f bytes of AM queues, shared among %d ranks, and free /dev/shm %llu "
+             "bytes gives %.0f",
+             seg_text, seg_share, phys_text, phys_share, q, (int)ranks,
+             (unsigned long long)shm_free, shm_share);
+  return bytes;
 }
 
 double gasneti_exit_timeout_of(const char *timeout, const char *max, const char *min,
@@ -303,7 +318,7 @@ double gasneti_exit_timeout_of(const char *timeout, const char *max, const char 
   double v[4] = {-1, 0, 0, 0};
   for (int i = 0; i < 4; i++) {
     const gasneti_knob_t *k = gasneti_knob_find(names[i]);
-    const char *t = texts[i] && *texts[i] ? texts[i] : k->dflt;
+    const char *t = !gasneti_knob_blank(texts[i]) ? texts[i] : k->dflt;
     if (!*t) continue; /* GASNET_EXITTIMEOUT unset: computed below */
     char canon[64];
     if (!gasneti_knob_check(k, NULL, t, canon, sizeof canon, err, errlen)) return -1;

@@ -20,10 +20,12 @@ gasneti_op_t *gasneti_op_get(void) {
   td->free_ops = op->next;
   atomic_store_explicit(&op->pending, 0, memory_order_relaxed);
   op->value = 0;
+  op->state = GASNETI_OP_LIVE;
   return op;
 }
 
 void gasneti_op_put(gasneti_op_t *op) {
+  op->state = GASNETI_OP_FREE;
   op->next = gasneti_rma_td.free_ops;
   gasneti_rma_td.free_ops = op;
 }
@@ -50,12 +52,14 @@ void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, s
 /* ---- explicit handles ------------------------------------------------------------------ */
 void gasnet_wait_syncnb(gasnet_handle_t h) {
   if (h == GASNET_INVALID_HANDLE) return;
+  gasneti_op_check_live(h, "gasnet_wait_syncnb");
   gasneti_wait_counter(&h->pending);
   gasneti_op_put(h);
 }
 
 int gasnet_try_syncnb(gasnet_handle_t h) {
   if (h == GASNET_INVALID_HANDLE) return GASNET_OK;
+  gasneti_op_check_live(h, "gasnet_try_syncnb");
   gasneti_poll(GASNETI_POLL_ALL);
   if (!counter_done(&h->pending)) return GASNET_ERR_NOT_READY;
   gasneti_op_put(h);
@@ -69,6 +73,7 @@ static size_t retire_completed(gasnet_handle_t *h, size_t n, size_t *retired) {
   *retired = 0;
   for (size_t i = 0; i < n; i++) {
     if (h[i] == GASNET_INVALID_HANDLE) continue;
+    gasneti_op_check_live(h[i], "gasnet_wait/try_syncnb_some/all");
     if (counter_done(&h[i]->pending)) {
       gasneti_op_put(h[i]);
       h[i] = GASNET_INVALID_HANDLE;
@@ -163,6 +168,7 @@ gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src, size_t n
 
 gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) {
   gasneti_op_t *op = &handle->op;
+  gasneti_op_check_live(op, "gasnet_wait_syncnb_valget");
   gasneti_wait_counter(&op->pending);
   gasnet_register_value_t v = op->value;
   gasneti_op_put(op);

@@ -1,13 +1,14 @@
 /* rma.h: what the extended API's pieces share: operations (explicit handles, access regions,
- * value gets), per-thread implicit-operation counters, and the internal AM handler indices. */
+ * value gets) and per-thread implicit-operation counters. */
 #ifndef GASNETI_RMA_H
 #define GASNETI_RMA_H
 
-#include "../gasnet_internal.h"
+#include "../am/am.h"
 
 /* An explicit handle, an access region or a value get: a count of AMs still to complete. */
 struct gasneti_op {
   _Atomic int64_t pending;
+  uint32_t state;                /* GASNETI_OP_LIVE while the client holds it */
   gasnet_register_value_t value; /* value gets land here */
   struct gasneti_op *next;       /* free list */
 };
@@ -26,19 +27,19 @@ typedef struct {
 
 extern GASNETI_TLS gasneti_rma_thread_t gasneti_rma_td;
 
+enum { GASNETI_OP_LIVE = 0x4c495645, GASNETI_OP_FREE = 0x46524545 };
+/* A handle given to a sync call must be live: syncing one twice would put it in the pool
+ * twice and hand it to two operations later. */
+static inline void gasneti_op_check_live(const gasneti_op_t *op, const char *what) {
+  if (GASNETI_UNLIKELY(op->state != GASNETI_OP_LIVE))
+    gasneti_fatalerror("%s: handle %p was already synchronized (a handle may be synchronized "
+                       "only once; afterwards it must not be used)", what, (const void *)op);
+}
 gasneti_op_t *gasneti_op_get(void);
 void gasneti_op_put(gasneti_op_t *op);
 /* Waits (serving AMs) until the counter reaches zero. */
 void gasneti_wait_counter(_Atomic int64_t *counter);
 
-enum {
-  GASNETI_HANDLER_PUT = 2,        /* Long request: payload in place; replies DONE */
-  GASNETI_HANDLER_DONE = 3,       /* Short reply: one AM of an operation completed */
-  GASNETI_HANDLER_GET = 4,        /* Short request: answer with the data */
-  GASNETI_HANDLER_GET_MEDIUM = 5, /* Medium reply: copy to the destination, then DONE */
-  GASNETI_HANDLER_GET_LONG = 6,   /* Long reply: data already in place */
-  GASNETI_HANDLER_MEMSET = 7,     /* Short request: memset; replies DONE */
-};
 void gasneti_rma_am_init(void);
 /* A get over AMs whose chunks complete on this counter (value gets count on their op). */
 void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, size_t n,

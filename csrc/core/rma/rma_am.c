@@ -20,7 +20,8 @@ static void done_handler(gasnet_token_t t, gasnet_handlerarg_t clo, gasnet_handl
 static void put_handler(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t clo,
                         gasnet_handlerarg_t chi) {
   (void)buf, (void)n;
-  gasneti_AMReplyShort(t, GASNETI_HANDLER_DONE, 2, (gasnet_handlerarg_t[]){clo, chi});
+  gasneti_am_reply_internal(t, GASNETI_HANDLER_DONE, GASNETI_AM_SHORT, NULL, 0, NULL, 2,
+                            (gasnet_handlerarg_t[]){clo, chi});
 }
 
 static void memset_handler(gasnet_token_t t, gasnet_handlerarg_t dlo, gasnet_handlerarg_t dhi,
@@ -28,7 +29,8 @@ static void memset_handler(gasnet_token_t t, gasnet_handlerarg_t dlo, gasnet_han
                            gasnet_handlerarg_t nhi, gasnet_handlerarg_t clo,
                            gasnet_handlerarg_t chi) {
   memset(ARGS_PTR(dlo, dhi), val, (size_t)(uintptr_t)ARGS_PTR(nlo, nhi));
-  gasneti_AMReplyShort(t, GASNETI_HANDLER_DONE, 2, (gasnet_handlerarg_t[]){clo, chi});
+  gasneti_am_reply_internal(t, GASNETI_HANDLER_DONE, GASNETI_AM_SHORT, NULL, 0, NULL, 2,
+                            (gasnet_handlerarg_t[]){clo, chi});
 }
 
 static void get_handler(gasnet_token_t t, gasnet_handlerarg_t slo, gasnet_handlerarg_t shi,
@@ -37,11 +39,13 @@ static void get_handler(gasnet_token_t t, gasnet_handlerarg_t slo, gasnet_handle
                         gasnet_handlerarg_t as_long) {
   void *src = ARGS_PTR(slo, shi);
   if (as_long)
-    gasneti_AMReplyLong(t, GASNETI_HANDLER_GET_LONG, src, (size_t)(uint32_t)n, ARGS_PTR(dlo, dhi),
-                        2, (gasnet_handlerarg_t[]){clo, chi});
+    gasneti_am_reply_internal(t, GASNETI_HANDLER_GET_LONG, GASNETI_AM_LONG, src,
+                              (size_t)(uint32_t)n, ARGS_PTR(dlo, dhi), 2,
+                              (gasnet_handlerarg_t[]){clo, chi});
   else
-    gasneti_AMReplyMedium(t, GASNETI_HANDLER_GET_MEDIUM, src, (size_t)(uint32_t)n, 4,
-                          (gasnet_handlerarg_t[]){dlo, dhi, clo, chi});
+    gasneti_am_reply_internal(t, GASNETI_HANDLER_GET_MEDIUM, GASNETI_AM_MEDIUM, src,
+                              (size_t)(uint32_t)n, NULL, 4,
+                              (gasnet_handlerarg_t[]){dlo, dhi, clo, chi});
 }
 
 static void get_medium_handler(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t dlo,
@@ -116,8 +120,9 @@ gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, 
     size_t len = n - off < chunk ? n - off : chunk;
     target_add(&t);
     /* Long requests copy the source before returning: non-bulk puts may reuse it at once. */
-    gasneti_AMRequestLong(node, GASNETI_HANDLER_PUT, (uint8_t *)src + off, len,
-                          (uint8_t *)dest + off, 2, (gasnet_handlerarg_t[]){PTR_ARGS(t.counter)});
+    gasneti_am_request_internal(node, GASNETI_HANDLER_PUT, GASNETI_AM_LONG, (uint8_t *)src + off,
+                                len, (uint8_t *)dest + off, 2,
+                                (gasnet_handlerarg_t[]){PTR_ARGS(t.counter)});
   }
   return target_close(&t, kind);
 }
@@ -130,7 +135,7 @@ void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, siz
   for (size_t off = 0; off < n; off += chunk) {
     size_t len = n - off < chunk ? n - off : chunk;
     atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
-    gasneti_AMRequestShort(node, GASNETI_HANDLER_GET, 8,
+    gasneti_am_request_internal(node, GASNETI_HANDLER_GET, GASNETI_AM_SHORT, NULL, 0, NULL, 8,
                            (gasnet_handlerarg_t[]){PTR_ARGS((const uint8_t *)src + off),
                                                    (gasnet_handlerarg_t)len,
                                                    PTR_ARGS((uint8_t *)dest + off),
@@ -151,7 +156,7 @@ gasnet_handle_t gasneti_memset_am(gasnet_node_t node, void *dest, int val, size_
   target_open(&t, kind, true);
   if (n) {
     target_add(&t);
-    gasneti_AMRequestShort(node, GASNETI_HANDLER_MEMSET, 7,
+    gasneti_am_request_internal(node, GASNETI_HANDLER_MEMSET, GASNETI_AM_SHORT, NULL, 0, NULL, 7,
                            (gasnet_handlerarg_t[]){PTR_ARGS(dest), val, PTR_ARGS((uintptr_t)n),
                                                    PTR_ARGS(t.counter)});
   }

@@ -1,17 +1,36 @@
-"""Thin binding to the runtime's knob table, value parsers, port specs and connect files
-(csrc/core/knobs, csrc/core/connectfile), compiled by SCons in CFFI API mode. Python never
-re-implements what these C functions own; this module only converts types."""
+"""Thin binding to the runtime's knob table, value parsers, port specs, connect files, the
+shared-memory layout and the exit policy (csrc/core), compiled by SCons in CFFI API mode.
+Python never re-implements what these C functions own; this module only converts types.
+
+The compiled module exists in a build tree or an install; importing this package from the
+bare source tree works (for type checks and tools), and any call then names what to build."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from typing import Any
 
-from ._gasnet_native import ffi, lib  # type: ignore[import-not-found]
+try:
+    from ._gasnet_native import ffi, lib  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # the source tree without a build
+    ffi = lib = None
+
+
+class NotBuilt(RuntimeError):
+    pass
+
+
+def _lib() -> Any:
+    if lib is None:
+        raise NotBuilt("gasnetrun's native module is not built: run scons, then use "
+                       "build/bin/gasnetrun")
+    return lib
 
 ERRLEN = 1024
 
 
-def _str(ptr) -> str:
-    return ffi.string(ptr).decode() if ptr != ffi.NULL else ""
+def _str(ptr: Any) -> str:
+    return os.fsdecode(ffi.string(ptr)) if ptr != ffi.NULL else ""
 
 
 @dataclass(frozen=True)
@@ -27,6 +46,9 @@ class Knob:
     conduits: list[str]
     doc: str
     accepted: str
+    tunable: bool
+    sweep: list[str]
+    constraint: str | None
 
     @property
     def default_text(self) -> str:
@@ -40,22 +62,26 @@ class Knob:
         return self.name.endswith("_<n>")
 
 
-def _knob(ptr) -> Knob:
+def _knob(ptr: Any) -> Knob:
+    lib = _lib()
     return Knob(name=_str(ptr.name), type=_str(lib.gasneti_knob_type_name(ptr.type)),
                 default=_str(ptr.dflt), min=ptr.min, max=ptr.max,
                 choices=_str(ptr.choices).split("|") if ptr.choices != ffi.NULL else [],
                 unit=_str(ptr.unit),
                 scope="job" if ptr.scope == lib.GASNETI_SCOPE_JOB else "rank",
                 conduits=_str(ptr.conduits).split(","), doc=_str(ptr.doc),
-                accepted=_str(lib.gasneti_knob_accepted_form(ptr)))
+                accepted=_str(lib.gasneti_knob_accepted_form(ptr)), tunable=bool(ptr.tunable),
+                sweep=_str(ptr.sweep).split(",") if ptr.sweep != ffi.NULL else [],
+                constraint=_str(ptr.constraint) or None)
 
 
 def knobs() -> list[Knob]:
+    lib = _lib()
     return [_knob(lib.gasneti_knob_at(i)) for i in range(lib.gasneti_knob_count())]
 
 
 def find(name: str) -> Knob | None:
-    ptr = lib.gasneti_knob_find(name.encode())
+    ptr = _lib().gasneti_knob_find(os.fsencode(name))
     return None if ptr == ffi.NULL else _knob(ptr)
 
 
@@ -65,31 +91,47 @@ class ParseError(ValueError):
 
 def check(name: str, text: str) -> str:
     """The canonical form of text as knob name's value (as the runtime would parse it)."""
-    ptr = lib.gasneti_knob_find(name.encode())
+    lib = _lib()
+    ptr = lib.gasneti_knob_find(os.fsencode(name))
     if ptr == ffi.NULL:
         raise KeyError(name)
     canon, err = ffi.new("char[]", ERRLEN), ffi.new("char[]", ERRLEN)
-    if not lib.gasneti_knob_check(ptr, name.encode(), text.encode(), canon, ERRLEN, err, ERRLEN):
+    if not lib.gasneti_knob_check(ptr, os.fsencode(name), os.fsencode(text), canon, ERRLEN,
+                                  err, ERRLEN):
         raise ParseError(_str(err))
     return _str(canon)
 
 
+def blank(value: str | None) -> bool:
+    """Whether a value means "unset" (empty or white space), by the runtime's own rule."""
+    return value is None or bool(_lib().gasneti_knob_blank(os.fsencode(value)))
+
+
 def segment_budget(max_segsize: str | None, physmem_max: str | None, host_memory: int,
-                   shm_free: int, ranks_on_host: int) -> int:
+                   shm_free: int, ranks_on_host: int, queue_bytes: int) -> int:
+    """Bytes of segment per rank; ParseError with the numbers when a value is bad or the
+    budget rounds to nothing."""
+    lib = _lib()
     err = ffi.new("char[]", ERRLEN)
-    enc = lambda v: v.encode() if v else ffi.NULL  # noqa: E731
+    enc = lambda v: os.fsencode(v) if v else ffi.NULL  # noqa: E731
     value = lib.gasneti_segment_budget(enc(max_segsize), enc(physmem_max), host_memory,
-                                       shm_free, ranks_on_host, err, ERRLEN)
-    if value == 0 and _str(err):
+                                       shm_free, ranks_on_host, queue_bytes, err, ERRLEN)
+    if value == 0:
         raise ParseError(_str(err))
     return int(value)
 
 
+def pshm_host_bytes(host_ranks: int) -> int:
+    """Shared memory the AM queues of a host with this many ranks take (the runtime's layout)."""
+    return int(_lib().gasneti_pshm_host_bytes(host_ranks))
+
+
 def exit_timeout(env: dict[str, str], ranks: int) -> float:
+    lib = _lib()
     err = ffi.new("char[]", ERRLEN)
     names = ["GASNET_EXITTIMEOUT", "GASNET_EXITTIMEOUT_MAX", "GASNET_EXITTIMEOUT_MIN",
              "GASNET_EXITTIMEOUT_FACTOR"]
-    args = [env[n].encode() if env.get(n) else ffi.NULL for n in names]
+    args = [os.fsencode(env[n]) if env.get(n) else ffi.NULL for n in names]
     value = lib.gasneti_exit_timeout_of(*args, ranks, err, ERRLEN)
     if value < 0:
         raise ParseError(_str(err))
@@ -98,12 +140,12 @@ def exit_timeout(env: dict[str, str], ranks: int) -> float:
 
 def exit_grace(timeout: float) -> float:
     """Seconds ranks get to leave by themselves once one has (the C supervisor's rule too)."""
-    return float(lib.gasneti_exit_grace(timeout))
+    return float(_lib().gasneti_exit_grace(timeout))
 
 
 def expand_filename(pattern: str, rank: int) -> str:
     out = ffi.new("char[]", 4096)
-    if not lib.gasneti_expand_filename(pattern.encode(), rank, out, 4096):
+    if not _lib().gasneti_expand_filename(os.fsencode(pattern), rank, out, 4096):
         raise ParseError(f"file name '{pattern}' is too long for rank {rank}")
     return _str(out)
 
@@ -111,7 +153,7 @@ def expand_filename(pattern: str, rank: int) -> str:
 def parse_ports(spec: str) -> list[tuple[str, list[int]]]:
     entries = ffi.new("gasneti_port_entry_t[64]")
     err = ffi.new("char[]", ERRLEN)
-    n = lib.gasneti_parse_ports(spec.encode(), entries, 64, err, ERRLEN)
+    n = _lib().gasneti_parse_ports(os.fsencode(spec), entries, 64, err, ERRLEN)
     if n < 0:
         raise ParseError(f"GASNET_IBV_PORTS='{spec}': {_str(err)}")
     return [(_str(entries[i].hca), list(entries[i].ports[0:entries[i].nports])) for i in range(n)]
@@ -124,9 +166,10 @@ class ConnectGraph:
 
 
 def parse_connectfile(text: str, filename: str = "<connect file>", job_size: int = 0) -> ConnectGraph:
+    lib = _lib()
     graph = ffi.new("gasneti_conngraph_t *")
     err = ffi.new("char[]", ERRLEN)
-    if not lib.gasneti_connectfile_parse(text.encode(), filename.encode(), job_size, graph, err,
+    if not lib.gasneti_connectfile_parse(os.fsencode(text), os.fsencode(filename), job_size, graph, err,
                                          ERRLEN):
         raise ParseError(_str(err))
     try:
@@ -137,6 +180,7 @@ def parse_connectfile(text: str, filename: str = "<connect file>", job_size: int
 
 
 def write_connectfile(edges: set[tuple[int, int]], nodes: int, base: int = 36) -> str:
+    lib = _lib()
     graph = ffi.new("gasneti_conngraph_t *")
     try:
         for a, b in edges:
@@ -153,10 +197,80 @@ def write_connectfile(edges: set[tuple[int, int]], nodes: int, base: int = 36) -
         lib.gasneti_conngraph_free(graph)
 
 
-def build_info() -> dict[str, object]:
-    return {"conduits": _str(lib.gasneti_build_conduits()).split(","),
-            "threading": _str(lib.gasneti_build_threads()).split(","),
-            "am_max_args": lib.gasneti_build_max_args(),
-            "am_max_medium": lib.gasneti_build_max_medium(),
-            "am_max_long": lib.gasneti_build_max_long(),
-            "knobs": lib.gasneti_knob_count()}
+def build_info() -> dict[str, Any]:
+    lib = _lib()
+    get = lambda key: _str(getattr(lib, f"gasneti_build_{key}")())  # noqa: E731
+    limits = {}
+    for entry in filter(None, get("limits").split(";")):
+        conduit, medium, long_ = entry.split(":")
+        limits[conduit] = {"am_max_medium": int(medium), "am_max_long": int(long_)}
+    return {"version": get("version"), "gasnet_release": get("release"),
+            "conduits": get("conduits").split(","),
+            "multi_host_conduits": [c for c in get("multi_host").split(",") if c],
+            "spawners": get("spawners").split(","), "threading": get("threads").split(","),
+            "am_max_args": 16, "limits": limits, "knobs": int(lib.gasneti_knob_count())}
+
+
+class ExitPolicy:
+    """The job's exit rules (csrc/core/exit/exit_policy.c): events in, signals to send out."""
+    QUIT, KILL, STRAGGLERS = 1, 2, 4
+    FINISHED, ENDED_JOB, BY_LAUNCHER = 0, 1, 2
+
+    def __init__(self, nranks: int, timeout: float) -> None:
+        self._lib = _lib()
+        self._p = ffi.new("gasneti_exit_policy_t *")
+        if not self._lib.gasneti_exit_policy_init(self._p, nranks, timeout):
+            raise MemoryError("exit policy")
+
+    def __del__(self) -> None:
+        if getattr(self, "_p", None) is not None:
+            self._lib.gasneti_exit_policy_fini(self._p)
+
+    @property
+    def code(self) -> int:
+        return int(self._p.code)
+
+    @property
+    def timeout(self) -> float:
+        return float(self._p.timeout)
+
+    @property
+    def ending(self) -> bool:
+        return bool(self._p.ending)
+
+    @property
+    def remaining(self) -> int:
+        return int(self._p.remaining)
+
+    @property
+    def first_done(self) -> int:
+        return int(self._p.first_done)
+
+    def leaving(self, rank: int, code: int, ends_job: bool, now: float) -> None:
+        self._lib.gasneti_exit_policy_leaving(self._p, rank, code, int(ends_job), now)
+
+    def abort(self, rank: int, code: int, now: float) -> None:
+        self._lib.gasneti_exit_policy_abort(self._p, rank, code, now)
+
+    def ended(self, rank: int, code: int, signal: int, now: float) -> int:
+        return int(self._lib.gasneti_exit_policy_ended(self._p, rank, code, signal, now))
+
+    def fail(self, code: int, now: float) -> None:
+        self._lib.gasneti_exit_policy_fail(self._p, code, now)
+
+    def signalled(self, signal: int, now: float) -> None:
+        self._lib.gasneti_exit_policy_signalled(self._p, signal, now)
+
+    def due(self, now: float) -> int:
+        return int(self._lib.gasneti_exit_policy_due(self._p, now))
+
+    def deadline(self) -> float | None:
+        t = float(self._lib.gasneti_exit_policy_deadline(self._p))
+        return None if t < 0 else t
+
+    def running(self, rank: int) -> bool:
+        return bool(self._lib.gasneti_exit_policy_running(self._p, rank))
+
+    def running_list(self) -> str:
+        buf = ffi.new("char[]", 4096)
+        return _str(self._lib.gasneti_exit_policy_running_list(self._p, buf, 4096))

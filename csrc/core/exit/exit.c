@@ -1,17 +1,22 @@
-/* exit.c: leaving the job. The first rank to leave posts its exit code in the host's exit
- * word; ranks waiting inside GASNet see it and follow; the launcher signals the others. */
+/* exit.c: leaving the job. A rank that ends the job (gasnet_exit, a non-zero exit code, a
+ * fatal error, a signal) posts its code in the host's exit word and tells the other hosts'
+ * ranks through the conduit; ranks waiting inside GASNet see it and follow; the launcher ends
+ * the others. A rank that returns 0 from main has simply finished: its peers go on, and the
+ * launcher ends the job once every rank finished (or GASNET_EXITTIMEOUT after the first). */
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "gasnet_internal.h"
-#include "knobs.h"
-#include "pshm/pshm.h"
+#include "../conduit.h"
+#include "../gasnet_internal.h"
+#include "../knobs.h"
+#include "../pshm/pshm.h"
 
 static atomic_int exiting;
 static GASNETI_TLS int this_thread_exiting;
+bool gasneti_conduit_up;
 
-/* First code wins: peers leave with the code of the rank that started the exit. */
+/* First code wins: peers leave with the code of the rank that ended the job. */
 static void publish(int code) {
   gasneti_region_t *leader = gasneti_host_leader_region;
   if (!leader) return;
@@ -19,51 +24,65 @@ static void publish(int code) {
   atomic_compare_exchange_strong(&leader->exit_code, &none, code);
 }
 
-void gasneti_exit_now(int code) {
+void gasneti_exit_post(int code) { publish(code); }
+
+static void flush_output(void) {
+  fflush(stdout);
+  fflush(stderr);
+}
+
+void gasneti_exit_job(int code, bool abort) {
   if (this_thread_exiting) _exit(code & 0xff); /* an error on the way out */
   if (atomic_exchange(&exiting, 1)) {
     for (;;) pause(); /* another thread is ending the process */
   }
   this_thread_exiting = 1;
   publish(code);
-  fflush(stdout);
-  fflush(stderr);
-  if (gasneti_boot && gasneti_boot->fini) gasneti_boot->fini();
+  if (gasneti_conduit_up) gasnetc_exit_notify(code);
+  flush_output();
+  if (gasneti_boot) {
+    if (abort) gasneti_boot->abort(code);
+    else gasneti_boot->leaving(code, 1);
+  }
   _exit(code & 0xff);
 }
 
-void gasnet_exit(int exitcode) { gasneti_exit_now(exitcode); }
+void gasnet_exit(int exitcode) { gasneti_exit_job(exitcode, false); }
 
 void gasneti_exit_check(void) {
   gasneti_region_t *leader = gasneti_host_leader_region;
   if (!leader) return;
   int32_t code = atomic_load_explicit(&leader->exit_code, memory_order_relaxed);
   if (GASNETI_UNLIKELY(code != GASNETI_EXIT_NONE) && !atomic_load(&exiting))
-    gasneti_exit_now(code);
+    gasneti_exit_job(code, false);
 }
 
-/* The launcher sends SIGQUIT when a peer left; SIGINT/SIGTERM/SIGHUP end the job as well.
- * Ranks leave with the job's exit code when one was posted, else 128 + the signal. */
+/* SIGQUIT is how the launcher tells a rank that another one ended the job; SIGINT, SIGTERM
+ * and SIGHUP end it as well. Ranks leave with the job's code when one was posted. */
 static void on_signal(int sig) {
   if (atomic_load(&exiting)) return;
   int code = 128 + sig;
   gasneti_region_t *leader = gasneti_host_leader_region;
-  if (sig == SIGQUIT && leader) {
+  if (leader) {
     int32_t posted = atomic_load(&leader->exit_code);
     if (posted != GASNETI_EXIT_NONE) code = posted;
   }
-  gasneti_exit_now(code);
+  gasneti_exit_job(code, false);
 }
 
-/* Returning from main (or calling exit) ends the job: peers are told to leave with 0, and this
- * process keeps the status it was given. */
-static void at_exit(void) {
+/* Returning from main or calling exit(): a non-zero code ends the job like gasnet_exit; 0
+ * means this rank is done, and its peers are not cut short. stdio is flushed by exit(). */
+static void at_exit(int status, void *arg) {
+  (void)arg;
   if (atomic_exchange(&exiting, 1)) return;
   this_thread_exiting = 1;
-  publish(0);
-  fflush(stdout);
-  fflush(stderr);
-  if (gasneti_boot && gasneti_boot->fini) gasneti_boot->fini();
+  if (status != 0) {
+    publish(status);
+    if (gasneti_conduit_up) gasnetc_exit_notify(status);
+  } else if (gasneti_conduit_up) {
+    gasnetc_fini();
+  }
+  if (gasneti_boot) gasneti_boot->leaving(status, status != 0);
 }
 
 void gasneti_exit_init(void) {
@@ -72,7 +91,7 @@ void gasneti_exit_init(void) {
   sigemptyset(&sa.sa_mask);
   const int sigs[] = {SIGQUIT, SIGTERM, SIGINT, SIGHUP};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
-  atexit(at_exit);
+  on_exit(at_exit, NULL);
 }
 
 double gasneti_exit_timeout(int ranks) {

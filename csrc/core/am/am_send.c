@@ -1,0 +1,230 @@
+/* am_send.c: the AM entry points: argument checks, the client-index rule, and routing. A
+ * message to this rank runs before the call returns; to a supernode peer it goes through
+ * PSHM; to anyone else through the conduit, with Long payloads split to what it carries. */
+#include <string.h>
+
+#include "../conduit.h"
+#include "../pshm/pshm.h"
+#include "am.h"
+
+#if GASNETI_THREADS
+#include <pthread.h>
+#endif
+
+/* ---- argument checks -------------------------------------------------------------------- */
+static void check_common(const char *what, int nargs) {
+  if (GASNETI_UNLIKELY(!gasneti_attach_done))
+    gasneti_fatalerror("%s called before gasnet_attach", what);
+  if (GASNETI_UNLIKELY(nargs < 0 || nargs > 16))
+    gasneti_fatalerror("%s with %d arguments: accepted 0..16", what, nargs);
+}
+
+static void check_client_handler(const char *what, gasnet_handler_t handler) {
+  if (GASNETI_UNLIKELY(handler < GASNETI_HANDLER_FIRST_CLIENT))
+    gasneti_fatalerror("%s to handler %d: indices 0..127 belong to the runtime; a client sends "
+                       "only to the handlers it registered (128..255)", what, (int)handler);
+}
+
+static void check_request(const char *what, gasnet_node_t dest, int nargs) {
+  check_common(what, nargs);
+  if (GASNETI_UNLIKELY(gasneti_am_context != GASNETI_CTX_CLIENT))
+    gasneti_fatalerror("%s called inside an AM handler: handlers may only reply", what);
+  if (GASNETI_UNLIKELY(dest >= gasneti_nodes))
+    gasneti_fatalerror("%s to rank %d: the job has ranks 0..%d", what, (int)dest,
+                       (int)gasneti_nodes - 1);
+}
+
+static gasneti_token_t *check_reply(const char *what, gasnet_token_t token, int nargs) {
+  check_common(what, nargs);
+  gasneti_token_t *tok = (gasneti_token_t *)token;
+  if (GASNETI_UNLIKELY(gasneti_am_context != GASNETI_CTX_REQUEST || !tok || !tok->is_request))
+    gasneti_fatalerror("%s called outside a request handler", what);
+  if (GASNETI_UNLIKELY(tok->replied))
+    gasneti_fatalerror("%s: this request handler already sent its one reply", what);
+  tok->replied = 1;
+  return tok;
+}
+
+static void check_payload(const char *what, int category, gasnet_node_t dest, size_t nbytes,
+                          void *dst) {
+  if (category == GASNETI_AM_MEDIUM && GASNETI_UNLIKELY(nbytes > GASNETC_MAX_MEDIUM))
+    gasneti_fatalerror("%s of %zu bytes: the limit is gasnet_AMMaxMedium() = %d", what, nbytes,
+                       GASNETC_MAX_MEDIUM);
+  if (category != GASNETI_AM_LONG) return;
+  if (GASNETI_UNLIKELY(nbytes > GASNETC_MAX_LONG))
+    gasneti_fatalerror("%s of %zu bytes: the limit is %u", what, nbytes, GASNETC_MAX_LONG);
+  if (GASNETI_UNLIKELY(!gasneti_in_segment(dest, dst, nbytes)))
+    gasneti_fatalerror("%s of %zu bytes to %p on rank %d: outside its segment [%p, %p)", what,
+                       nbytes, dst, (int)dest, gasneti_seginfo[dest].addr,
+                       (void *)((uintptr_t)gasneti_seginfo[dest].addr + gasneti_seginfo[dest].size));
+}
+
+/* ---- loopback --------------------------------------------------------------------------- */
+/* A handler may write into its Medium buffer, so a loopback Medium runs on a copy: one buffer
+ * per thread for requests and one for the reply a request handler may send. */
+#if GASNETI_THREADS
+static pthread_key_t loop_key;
+static pthread_once_t loop_once = PTHREAD_ONCE_INIT;
+static void loop_key_init(void) { pthread_key_create(&loop_key, free); }
+#endif
+static GASNETI_TLS uint8_t *loop_buf;
+
+static void *loopback_buffer(int reply) {
+  if (GASNETI_UNLIKELY(!loop_buf)) {
+    loop_buf = gasneti_malloc(2 * (size_t)GASNETC_MAX_MEDIUM);
+#if GASNETI_THREADS
+    pthread_once(&loop_once, loop_key_init);
+    pthread_setspecific(loop_key, loop_buf); /* freed when the thread ends */
+#endif
+  }
+  return loop_buf + (size_t)reply * GASNETC_MAX_MEDIUM;
+}
+
+static void deliver_loopback(int reply, const gasneti_am_t *am) {
+  gasneti_am_t local = *am;
+  if (am->category == GASNETI_AM_MEDIUM && am->nbytes) {
+    local.payload = memcpy(loopback_buffer(reply), am->payload, am->nbytes);
+  } else if (am->category == GASNETI_AM_LONG) {
+    if (am->nbytes) memmove((void *)(uintptr_t)am->dst, am->payload, am->nbytes);
+    local.chunk = 0;
+    local.flags = 0;
+  }
+  gasneti_token_t tok = {.src = gasneti_mynode, .is_request = (uint8_t)!reply};
+  gasneti_am_deliver(&tok, &local);
+}
+
+/* ---- routing ---------------------------------------------------------------------------- */
+static inline void to_conduit(gasnet_node_t dest, gasneti_token_t *reply_to,
+                              const gasneti_am_t *am) {
+  if (reply_to) gasnetc_am_reply(reply_to, am);
+  else gasnetc_am_request(dest, am);
+}
+
+/* A Long larger than one conduit message: leading pieces first, then the header with the
+ * last piece; conduits deliver in order per peer, so the handler sees the whole payload. */
+static void to_conduit_long(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
+  const uint8_t *src = am->payload;
+  size_t max = gasnetc_long_chunk, off = 0;
+  while (am->nbytes - off > max) {
+    gasneti_am_t frag = {.category = GASNETI_AM_LONG, .flags = GASNETI_AM_FRAG,
+                         .nbytes = am->nbytes, .chunk = (uint32_t)max, .payload = src + off,
+                         .dst = am->dst + off};
+    to_conduit(dest, reply_to, &frag);
+    off += max;
+  }
+  am->chunk = (uint32_t)(am->nbytes - off);
+  am->payload = src + off;
+  am->flags = am->chunk ? GASNETI_AM_TAIL : 0;
+  to_conduit(dest, reply_to, am);
+}
+
+static void route(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
+  if (dest == gasneti_mynode) {
+    deliver_loopback(reply_to != NULL, am);
+  } else if (gasneti_pshm_reach[dest]) {
+    if (am->category == GASNETI_AM_LONG) {
+      /* The payload lands in the target segment through our mapping before the header goes. */
+      if (am->nbytes)
+        memcpy((void *)((uintptr_t)am->dst + gasneti_pshm_offset[dest]), am->payload, am->nbytes);
+      am->chunk = 0;
+    }
+    gasneti_pshm_send(gasneti_host_local[dest], reply_to != NULL, am);
+  } else if (am->category == GASNETI_AM_LONG) {
+    to_conduit_long(dest, reply_to, am);
+  } else {
+    to_conduit(dest, reply_to, am);
+  }
+}
+
+static void send_am(gasnet_node_t dest, gasneti_token_t *reply_to, int category,
+                    gasnet_handler_t handler, const void *src, size_t nbytes, void *dst,
+                    int nargs, const gasnet_handlerarg_t *args) {
+  gasneti_am_t am = {.category = (uint8_t)category, .handler = handler, .nargs = (uint8_t)nargs,
+                     .nbytes = (uint32_t)nbytes, .args = args, .payload = src,
+                     .dst = (uint64_t)(uintptr_t)dst};
+  if (category == GASNETI_AM_MEDIUM) am.chunk = (uint32_t)nbytes;
+  route(dest, reply_to, &am);
+}
+
+/* ---- internal sends ----------------------------------------------------------------------- */
+static const char *const request_names[] = {"gasnet_AMRequestShort", "gasnet_AMRequestMedium",
+                                            "gasnet_AMRequestLong"};
+static const char *const reply_names[] = {"gasnet_AMReplyShort", "gasnet_AMReplyMedium",
+                                          "gasnet_AMReplyLong"};
+
+void gasneti_am_request_internal(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                                 const void *src, size_t nbytes, void *dst, int nargs,
+                                 const gasnet_handlerarg_t *args) {
+  check_request(request_names[category], dest, nargs);
+  check_payload(request_names[category], category, dest, nbytes, dst);
+  send_am(dest, NULL, category, handler, src, nbytes, dst, nargs, args);
+}
+
+void gasneti_am_reply_internal(gasnet_token_t token, gasnet_handler_t handler, int category,
+                               const void *src, size_t nbytes, void *dst, int nargs,
+                               const gasnet_handlerarg_t *args) {
+  gasneti_token_t *tok = check_reply(reply_names[category], token, nargs);
+  check_payload(reply_names[category], category, tok->src, nbytes, dst);
+  send_am(tok->src, tok, category, handler, src, nbytes, dst, nargs, args);
+}
+
+/* ---- the client's entry points (gasnet_am_macros.h) ---------------------------------------- */
+int gasneti_AMRequestShort(gasnet_node_t dest, gasnet_handler_t handler, int numargs,
+                           const gasnet_handlerarg_t *args) {
+  check_client_handler("gasnet_AMRequestShort", handler);
+  gasneti_am_request_internal(dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, numargs, args);
+  return GASNET_OK;
+}
+
+int gasneti_AMRequestMedium(gasnet_node_t dest, gasnet_handler_t handler, void *source_addr,
+                            size_t nbytes, int numargs, const gasnet_handlerarg_t *args) {
+  check_client_handler("gasnet_AMRequestMedium", handler);
+  gasneti_am_request_internal(dest, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL,
+                              numargs, args);
+  return GASNET_OK;
+}
+
+int gasneti_AMRequestLong(gasnet_node_t dest, gasnet_handler_t handler, void *source_addr,
+                          size_t nbytes, void *dest_addr, int numargs,
+                          const gasnet_handlerarg_t *args) {
+  check_client_handler("gasnet_AMRequestLong", handler);
+  gasneti_am_request_internal(dest, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr,
+                              numargs, args);
+  return GASNET_OK;
+}
+
+int gasneti_AMReplyShort(gasnet_token_t token, gasnet_handler_t handler, int numargs,
+                         const gasnet_handlerarg_t *args) {
+  check_client_handler("gasnet_AMReplyShort", handler);
+  gasneti_am_reply_internal(token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, numargs, args);
+  return GASNET_OK;
+}
+
+int gasneti_AMReplyMedium(gasnet_token_t token, gasnet_handler_t handler, void *source_addr,
+                          size_t nbytes, int numargs, const gasnet_handlerarg_t *args) {
+  check_client_handler("gasnet_AMReplyMedium", handler);
+  gasneti_am_reply_internal(token, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL,
+                            numargs, args);
+  return GASNET_OK;
+}
+
+int gasneti_AMReplyLong(gasnet_token_t token, gasnet_handler_t handler, void *source_addr,
+                        size_t nbytes, void *dest_addr, int numargs,
+                        const gasnet_handlerarg_t *args) {
+  check_client_handler("gasnet_AMReplyLong", handler);
+  gasneti_am_reply_internal(token, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr,
+                            numargs, args);
+  return GASNET_OK;
+}
+
+int gasnet_AMGetMsgSource(gasnet_token_t token, gasnet_node_t *srcindex) {
+  if (!token || !srcindex) return GASNET_ERR_BAD_ARG;
+  *srcindex = ((gasneti_token_t *)token)->src;
+  return GASNET_OK;
+}
+
+int gasnet_AMPoll(void) {
+  if (GASNETI_UNLIKELY(!gasneti_attach_done)) return GASNET_ERR_NOT_INIT;
+  gasneti_poll(gasneti_am_context == GASNETI_CTX_CLIENT ? GASNETI_POLL_ALL : 0);
+  return GASNET_OK;
+}

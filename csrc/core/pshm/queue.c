@@ -1,0 +1,205 @@
+/* queue.c: sending and polling the host's AM queues. Each (sender, receiver, kind) ring is
+ * single-producer single-consumer; a slot is published with one release store. On hosts with
+ * more than a few ranks a receiver learns which rings hold work from one doorbell byte per
+ * sender (the sender's message count, mod 256), so an idle poll reads a line or two whatever
+ * the number of ranks, and neither side needs a locked instruction or a fence. */
+#include <string.h>
+
+#include "queue.h"
+
+gasneti_queues_t gasneti_queues;
+
+static inline gasneti_slot_t *slot_at(gasneti_slot_t *slots, uint32_t count) {
+  return &slots[count & gasneti_queues.slot_mask];
+}
+
+static inline uint32_t inline_offset(int nargs) {
+  /* Inline payloads start 16-byte aligned after the arguments (any datatype fits there). */
+  return (uint32_t)GASNETI_ALIGNUP(32 + 4 * (uint32_t)nargs, 16);
+}
+
+/* ---- outbox ------------------------------------------------------------------------------ */
+static void outbox_reclaim(gasneti_outbox_t *ob) {
+  while (ob->tail < ob->head) {
+    gasneti_chunk_hdr_t *h = (gasneti_chunk_hdr_t *)(ob->base + ob->tail % ob->size);
+    if (!atomic_load_explicit(&h->done, memory_order_acquire)) break;
+    ob->tail += h->size;
+  }
+}
+
+/* Reserves a chunk for len payload bytes; returns its payload's offset, or SIZE_MAX. */
+static size_t outbox_alloc(gasneti_outbox_t *ob, uint32_t len) {
+  size_t need = GASNETI_PSHM_CHUNK_HDR_BYTES + GASNETI_ALIGNUP(len, GASNETI_CACHELINE);
+  size_t pos = ob->head % ob->size;
+  size_t skip = pos + need > ob->size ? ob->size - pos : 0; /* chunks never wrap */
+  if (ob->head + skip + need - ob->tail > ob->size) {
+    outbox_reclaim(ob);
+    if (ob->head + skip + need - ob->tail > ob->size) return SIZE_MAX;
+  }
+  if (skip) { /* the end of the buffer becomes a chunk nobody waits for */
+    gasneti_chunk_hdr_t *h = (gasneti_chunk_hdr_t *)(ob->base + pos);
+    h->size = (uint32_t)skip;
+    atomic_store_explicit(&h->done, 1, memory_order_relaxed);
+    ob->head += skip;
+    pos = 0;
+  }
+  gasneti_chunk_hdr_t *h = (gasneti_chunk_hdr_t *)(ob->base + pos);
+  h->size = (uint32_t)need;
+  atomic_store_explicit(&h->done, 0, memory_order_relaxed);
+  ob->head += need;
+  return pos + GASNETI_PSHM_CHUNK_HDR_BYTES;
+}
+
+/* ---- sending ----------------------------------------------------------------------------- */
+/* Places the payload inline or in the outbox; false when the outbox has no room yet. */
+static bool place_payload(gasneti_slot_t *s, const gasneti_am_t *am, int reply, uint8_t *flags) {
+  if (!am->chunk) return true;
+  if (am->chunk <= GASNETI_PSHM_SLOT_BYTES - inline_offset(am->nargs)) {
+    *flags |= GASNETI_SLOT_INLINE;
+    memcpy((uint8_t *)s + inline_offset(am->nargs), am->payload, am->chunk);
+    return true;
+  }
+  gasneti_outbox_t *ob = &gasneti_queues.outbox[reply];
+  gasneti_spin_lock(&ob->lock);
+  size_t off = outbox_alloc(ob, am->chunk);
+  gasneti_spin_unlock(&ob->lock);
+  if (off == SIZE_MAX) return false;
+  memcpy(ob->base + off, am->payload, am->chunk);
+  *flags |= GASNETI_SLOT_OUTBOX;
+  s->aux = off;
+  return true;
+}
+
+static bool try_send(gasneti_ring_tx_t *tx, int reply, const gasneti_am_t *am) {
+  gasneti_spin_lock(&tx->lock);
+  uint32_t slots = gasneti_queues.layout.slots;
+  if ((uint32_t)(tx->sent - tx->acked_cache) >= slots) {
+    tx->acked_cache = atomic_load_explicit(&tx->ctl->acked, memory_order_acquire);
+    if ((uint32_t)(tx->sent - tx->acked_cache) >= slots) {
+      gasneti_spin_unlock(&tx->lock);
+      return false;
+    }
+  }
+  gasneti_slot_t *s = slot_at(tx->slots, tx->sent);
+  uint8_t flags = am->flags;
+  if (!place_payload(s, am, reply, &flags)) {
+    gasneti_spin_unlock(&tx->lock);
+    return false;
+  }
+  s->handler = am->handler;
+  s->category = am->category;
+  s->flags = flags;
+  s->nargs = am->nargs;
+  s->nbytes = am->nbytes;
+  s->chunk = am->chunk;
+  s->dst = am->dst;
+  if (am->nargs) memcpy(s->args, am->args, sizeof(gasnet_handlerarg_t) * am->nargs);
+  tx->sent++;
+  atomic_store_explicit(&s->stamp, tx->sent, memory_order_release);
+  /* After the slot (x86 keeps stores in order): a receiver that sees the new count finds the
+   * message. A plain byte store: the receiver only compares it with what it last saw. */
+  if (tx->doorbell) __atomic_store_n(tx->doorbell, (uint8_t)tx->sent, __ATOMIC_RELEASE);
+  gasneti_spin_unlock(&tx->lock);
+  return true;
+}
+
+void gasneti_pshm_send(int host_index, int reply, const gasneti_am_t *am) {
+  gasneti_ring_tx_t *tx = &gasneti_queues.tx[reply][host_index];
+  /* A full ring or outbox drains only if this rank keeps serving its own queues; handlers may
+   * only drain replies (they cannot run requests re-entrantly). */
+  int which = (reply || gasneti_am_context != GASNETI_CTX_CLIENT) ? GASNETI_POLL_REPLIES
+                                                                  : GASNETI_POLL_ALL;
+  while (!try_send(tx, reply, am)) {
+    if (!gasneti_poll(which)) gasneti_wait_backoff();
+  }
+}
+
+/* ---- receiving --------------------------------------------------------------------------- */
+static inline bool ring_ready(const gasneti_ring_rx_t *rx) {
+  const gasneti_slot_t *s = slot_at(rx->slots, rx->received);
+  return atomic_load_explicit(&s->stamp, memory_order_acquire) == rx->received + 1;
+}
+
+/* Runs up to max waiting messages of one ring; returns how many ran. */
+static int drain(gasneti_ring_rx_t *rx, bool requests, int max) {
+  int ran = 0;
+  while (ran < max && ring_ready(rx)) {
+    gasneti_slot_t *s = slot_at(rx->slots, rx->received);
+    gasneti_am_t am = {.category = s->category, .handler = s->handler, .nargs = s->nargs,
+                       .flags = s->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL),
+                       .nbytes = s->nbytes, .chunk = s->chunk, .args = s->args, .dst = s->dst};
+    gasneti_chunk_hdr_t *chunk = NULL;
+    if (s->flags & GASNETI_SLOT_INLINE) {
+      am.payload = (uint8_t *)s + inline_offset(s->nargs);
+    } else if (s->flags & GASNETI_SLOT_OUTBOX) {
+      am.payload = rx->outbox + s->aux;
+      chunk = (gasneti_chunk_hdr_t *)(rx->outbox + s->aux - GASNETI_PSHM_CHUNK_HDR_BYTES);
+    }
+    gasneti_token_t token = {.src = rx->src, .is_request = requests};
+    gasneti_am_deliver(&token, &am);
+    if (chunk) atomic_store_explicit(&chunk->done, 1, memory_order_release);
+    rx->received++;
+    ran++;
+  }
+  /* Slots are released in batches: one store per drain, not per message. */
+  if (ran) atomic_store_explicit(&rx->ctl->acked, rx->received, memory_order_release);
+  return ran;
+}
+
+#if GASNETI_THREADS
+/* One thread at a time drains each kind of ring; others find the work being done. */
+static gasneti_spinlock_t poll_lock[2] = {GASNETI_SPINLOCK_INIT, GASNETI_SPINLOCK_INIT};
+#endif
+
+enum { BATCH = 32 };
+
+/* Small hosts: check every peer's ring head (one load each, as cheap as a doorbell). */
+static int poll_direct(int reply) {
+  int ran = 0;
+  gasneti_ring_rx_t *rx = gasneti_queues.rx[reply];
+  for (int i = 0; i < gasneti_host_size; i++)
+    if (ring_ready(&rx[i])) ran += drain(&rx[i], !reply, BATCH);
+  return ran;
+}
+
+/* Larger hosts: a ring needs a look when its sender's doorbell byte differs from the value the
+ * receiver recorded. After draining, the record is the receiver's own count when the ring is
+ * empty, else one less, so it differs again whenever messages wait: a sender is at most
+ * `slots` (<= 64) messages ahead, so the byte cannot wrap around to the record. */
+static int poll_doorbells(int reply) {
+  int ran = 0;
+  const _Atomic uint64_t *bell = gasneti_queues.doorbell[reply];
+  uint64_t *seen = gasneti_queues.seen[reply];
+  gasneti_ring_rx_t *rx = gasneti_queues.rx[reply];
+  int words = (gasneti_host_size + 7) / 8;
+  for (int w = 0; w < words; w++) {
+    uint64_t diff = atomic_load_explicit(&bell[w], memory_order_acquire) ^ seen[w];
+    while (diff) {
+      int byte = __builtin_ctzll(diff) / 8;
+      diff &= ~(0xffull << (8 * byte));
+      gasneti_ring_rx_t *r = &rx[w * 8 + byte];
+      ran += drain(r, !reply, BATCH);
+      uint8_t record = (uint8_t)(ring_ready(r) ? r->received - 1 : r->received);
+      ((uint8_t *)&seen[w])[byte] = record;
+    }
+  }
+  return ran;
+}
+
+static int poll_kind(int reply) {
+#if GASNETI_THREADS
+  if (!gasneti_spin_trylock(&poll_lock[reply])) return 0;
+#endif
+  int ran = gasneti_queues.layout.doorbells ? poll_doorbells(reply) : poll_direct(reply);
+#if GASNETI_THREADS
+  gasneti_spin_unlock(&poll_lock[reply]);
+#endif
+  return ran;
+}
+
+int gasneti_pshm_poll(int which) {
+  int ran = 0;
+  if (which & GASNETI_POLL_REPLIES) ran += poll_kind(1);
+  if (which & GASNETI_POLL_REQUESTS) ran += poll_kind(0);
+  return ran;
+}

@@ -1,0 +1,207 @@
+"""The per-host agent: starts this host's ranks, serves their control connections, gathers the
+collective contributions of its subtree (its ranks and its child agents') for its upstream,
+hands results back down, reports every rank's leaving and end upward, relays signals down,
+and cleans up the host (/dev/shm objects of the job) at the end."""
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import socket
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..loop import Loop
+from .hub import ControlHub, Handlers
+from .output import LineSplitter, Sink
+from .protocol import EV_ABORT, EV_ENDED, EV_LEAVING, HEADER, OP_EXCHANGE
+from .ranks import RankProcess, SpawnError, signal_group, spawn_rank, status_of
+
+
+@dataclass
+class AgentSpec:
+    """One agent's share of a job; remote agents receive it as JSON on stdin."""
+    jobid: str
+    cookie: str
+    index: int                # 0 for the root agent (inside gasnetrun)
+    host: str
+    ranks: list[int]          # ranks this agent starts
+    subtree: list[int]        # ranks of this agent and of all agents below it
+    nranks: int
+    argv: list[str]
+    env: dict[str, str]       # what every rank sees, before its GASNETRUN_* variables
+    stdin_rank: int | None = None  # the rank that reads the agent's stdin, if any
+    pipe_output: bool = False
+    children: list[int] = field(default_factory=list)  # agent indices below this one
+
+    def rank_env(self, rank: int, socket_name: str) -> dict[str, str]:
+        return {**self.env, "GASNETRUN_SOCKET": socket_name, "GASNETRUN_COOKIE": self.cookie,
+                "GASNETRUN_JOBID": self.jobid, "GASNETRUN_RANK": str(rank),
+                "GASNETRUN_SIZE": str(self.nranks), "GASNETRUN_PID": str(os.getpid())}
+
+
+class Upstream(Protocol):
+    """Where an agent sends what its subtree produced: the root, or a parent over TCP."""
+
+    def contribute(self, seq: int, entries: dict[int, bytes]) -> None: ...
+
+    def event(self, kind: int, rank: int, code: int, flag: int, pid: int) -> None: ...
+
+    def output(self, rank: int, stream: int, data: bytes) -> None: ...
+
+    def error(self, message: str) -> None: ...
+
+
+class Downstream(Protocol):
+    """A child agent as its parent sees it."""
+    subtree: list[int]
+
+    def send_result(self, seq: int, data: bytes) -> None: ...
+
+    def send_signal(self, signum: int) -> None: ...
+
+
+class Agent:
+    def __init__(self, loop: Loop, spec: AgentSpec, upstream: Upstream,
+                 sink: Sink | None = None, log=None) -> None:
+        self.loop = loop
+        self.spec = spec
+        self.upstream = upstream
+        self.log = log or (lambda message: None)
+        self.procs: dict[int, RankProcess] = {}
+        self.children: list[Downstream] = []
+        self.collect: dict[int, dict[int, bytes]] = {}
+        self.next_seq: dict[int, int] = {r: 0 for r in spec.ranks}
+        self.splitter = LineSplitter(sink or upstream.output)
+        handlers = Handlers()
+        handlers.exchange = self._on_exchange
+        handlers.leaving = lambda r, code, ends: self._event(EV_LEAVING, r, code, int(ends))
+        handlers.abort = lambda r, code: self._event(EV_ABORT, r, code, 1)
+        handlers.failed = lambda message: self.upstream.error(f"on {spec.host}: {message}")
+        handlers.dropped = lambda why: self.log(f"control socket: dropped a connection: {why}")
+        self.hub = ControlHub(loop, f"gasnetrun-{spec.jobid}-{spec.index}", spec.cookie,
+                              set(spec.ranks), handlers)
+
+    # ---- ranks --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Starts every rank of this host; on failure none is left running (SpawnError)."""
+        try:
+            for rank in self.spec.ranks:
+                stdin = "" if rank == self.spec.stdin_rank else None
+                proc = spawn_rank(rank, self.spec.argv, self.spec.rank_env(rank, self.hub.address),
+                                  stdin, self.spec.pipe_output)
+                self.procs[rank] = proc
+                self.loop.add_reader(proc.pidfd, lambda p=proc: self._on_end(p))
+                for stream, fd in proc.pipes.items():
+                    self.loop.add_reader(fd, lambda p=proc, s=stream, f=fd: self._on_output(p, s, f))
+        except SpawnError:
+            self.kill_all()
+            raise
+
+    def _on_output(self, proc: RankProcess, stream: int, fd: int) -> None:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            self.splitter.feed(proc.rank, stream, data)
+            return
+        self.loop.remove_reader(fd)
+        os.close(fd)
+        del proc.pipes[stream]
+        self.splitter.flush(proc.rank, stream)
+
+    def _drain_output(self, proc: RankProcess) -> None:
+        """What a rank wrote before it ended is forwarded before its end is reported."""
+        for stream, fd in list(proc.pipes.items()):
+            while stream in proc.pipes:
+                try:
+                    data = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    break  # something the rank started still holds the pipe: keep reading later
+                if not data:
+                    self._on_output(proc, stream, fd)
+                    break
+                self.splitter.feed(proc.rank, stream, data)
+
+    def _on_end(self, proc: RankProcess) -> None:
+        self.loop.remove_reader(proc.pidfd)
+        os.close(proc.pidfd)
+        code, sig = status_of(proc.pid)
+        proc.ended = True
+        self._drain_output(proc)
+        self._event(EV_ENDED, proc.rank, code, sig)
+
+    def _event(self, kind: int, rank: int, code: int, flag: int) -> None:
+        proc = self.procs.get(rank)
+        self.upstream.event(kind, rank, code, flag, proc.pid if proc else 0)
+
+    @property
+    def running(self) -> bool:
+        return any(not p.ended for p in self.procs.values())
+
+    def signal(self, signum: int) -> None:
+        """Signals every rank of the subtree (this host's directly, the others' through their
+        agents)."""
+        for proc in self.procs.values():
+            signal_group(proc, signum)
+        for child in self.children:
+            child.send_signal(signum)
+
+    def kill_all(self) -> None:
+        for proc in self.procs.values():
+            signal_group(proc, signal.SIGKILL)
+        for proc in self.procs.values():
+            if not proc.ended:
+                try:
+                    os.waitpid(proc.pid, 0)
+                except ChildProcessError:
+                    pass
+                proc.ended = True
+
+    # ---- collectives --------------------------------------------------------------------
+    def _on_exchange(self, rank: int, blob: bytes) -> None:
+        seq = self.next_seq[rank]
+        self.next_seq[rank] = seq + 1
+        self.add_contribution(seq, {rank: blob})
+
+    def add_contribution(self, seq: int, entries: dict[int, bytes]) -> None:
+        got = self.collect.setdefault(seq, {})
+        got.update(entries)
+        if len(got) == len(self.spec.subtree):
+            self.upstream.contribute(seq, self.collect.pop(seq))
+
+    def deliver(self, seq: int, result: bytes) -> None:
+        frame = HEADER.pack(OP_EXCHANGE, len(result)) + result
+        for rank in self.spec.ranks:
+            self.hub.send(rank, frame)
+        for child in self.children:
+            child.send_result(seq, result)
+
+    # ---- the end ------------------------------------------------------------------------
+    def close(self) -> list[str]:
+        """Stops serving; returns the shared-memory objects of the job this host still had."""
+        self.kill_all()
+        for proc in self.procs.values():
+            for fd in proc.pipes.values():
+                self.loop.remove_reader(fd)
+                os.close(fd)
+            proc.pipes.clear()
+        self.hub.close()
+        return remove_shm_leftovers(self.spec.jobid)
+
+
+def remove_shm_leftovers(jobid: str) -> list[str]:
+    """Whatever a killed rank of this host could not unlink. Names carry the job id and the
+    host (csrc/core/pshm/shm.c), since hosts may share /dev/shm (containers, test hosts)."""
+    removed = []
+    host = socket.gethostname()[:63]
+    for path in glob.glob(f"/dev/shm/gasnet-{glob.escape(jobid)}-{glob.escape(host)}-*"):
+        try:
+            os.unlink(path)
+            removed.append(path)
+        except FileNotFoundError:
+            pass
+    return removed

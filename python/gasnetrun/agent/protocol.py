@@ -1,0 +1,27 @@
+"""Wire formats: ranks <-> their agent (a Unix socket, host byte order, see
+spawners/local/protocol.md) and agent <-> parent agent (TCP, network byte order)."""
+from __future__ import annotations
+
+import struct
+
+# ---- rank <-> agent ------------------------------------------------------------------------
+OP_HELLO, OP_EXCHANGE, OP_ABORT, OP_LEAVING = 1, 2, 4, 5
+OP_NAMES = {OP_HELLO: "HELLO", OP_EXCHANGE: "EXCHANGE", OP_ABORT: "ABORT",
+            OP_LEAVING: "LEAVING"}
+HEADER = struct.Struct("=II")
+HELLO = struct.Struct("=32sII")
+LEAVING = struct.Struct("=II")  # code, ends_job
+COOKIE_LEN = 32
+# csrc/core/bootstrap.h: GASNETI_BOOTSTRAP_BLOB_MAX
+BLOB_MAX = 1024
+
+# ---- agent <-> parent agent ----------------------------------------------------------------
+TREE_HEADER = struct.Struct("!II")  # type, length
+(T_CHALLENGE, T_AUTH, T_CONTRIB, T_RESULT, T_EVENT, T_OUTPUT, T_SIGNAL, T_ERROR,
+ T_READY, T_SHUTDOWN) = range(1, 11)
+TREE_MAX_FRAME = 256 << 20
+NONCE_LEN = 16
+# T_EVENT kinds
+EV_LEAVING, EV_ABORT, EV_ENDED = 1, 2, 3
+EVENT = struct.Struct("!BiiiI")  # kind, rank, code, flag (ends_job or signal), pid
+OUTPUT_HEAD = struct.Struct("!iB")  # rank, stream (1 stdout, 2 stderr)

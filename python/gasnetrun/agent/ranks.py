@@ -1,0 +1,100 @@
+"""Starting an agent's rank processes and watching them end.
+
+Each rank leads its own process group (the launcher decides what a terminal's Ctrl-C does),
+dies with its agent (the runtime sets PR_SET_PDEATHSIG), and is watched through a pidfd. Its
+output either goes straight to the agent's own stdout/stderr or through pipes that the agent
+forwards line by line (remote hosts, --tag-output)."""
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import signal
+from dataclasses import dataclass, field
+
+DEFAULT_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP,
+                   signal.SIGUSR1, signal.SIGUSR2, signal.SIGPIPE)
+
+
+class SpawnError(Exception):
+    """A rank could not be started; the message names the rank, the cause and the remedy."""
+
+
+@dataclass
+class RankProcess:
+    rank: int
+    pid: int
+    pidfd: int
+    pipes: dict[int, int] = field(default_factory=dict)  # stream (1, 2) -> read end
+    ended: bool = False
+
+
+def spawn_error(rank: int, argv0: str, err: OSError) -> SpawnError:
+    if err.errno == errno.EAGAIN:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        return SpawnError(f"cannot start rank {rank}: the process limit is reached (EAGAIN; "
+                          f"RLIMIT_NPROC soft {soft}, hard {hard}); raise it (ulimit -u) or run "
+                          "fewer ranks")
+    if err.errno == errno.E2BIG:
+        return SpawnError(f"cannot start rank {rank}: its arguments and environment are too "
+                          f"large for the kernel (E2BIG; ARG_MAX {os.sysconf('SC_ARG_MAX')})")
+    if err.errno in (errno.EMFILE, errno.ENFILE):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        return SpawnError(f"cannot start rank {rank}: out of file descriptors "
+                          f"(RLIMIT_NOFILE soft {soft}, hard {hard})")
+    return SpawnError(f"cannot start rank {rank} ({argv0}): {err.strerror}")
+
+
+def spawn_rank(rank: int, argv: list[str], env: dict[str, str], stdin_from: str | None,
+               pipe_output: bool) -> RankProcess:
+    """Starts one rank. stdin_from None: /dev/null; '' : inherit the agent's stdin."""
+    actions: list[tuple] = []
+    if stdin_from is None:
+        actions.append((os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
+    reads: dict[int, int] = {}
+    writes: list[int] = []
+    try:
+        if pipe_output:
+            for stream in (1, 2):
+                r, w = os.pipe2(os.O_CLOEXEC)
+                reads[stream] = r
+                writes.append(w)
+                actions.append((os.POSIX_SPAWN_DUP2, w, stream))
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setpgroup=0,
+                             setsigdef=DEFAULT_SIGNALS)
+    except OSError as err:
+        for fd in list(reads.values()) + writes:
+            os.close(fd)
+        raise spawn_error(rank, argv[0], err) from err
+    except ValueError as err:  # e.g. a NUL byte that slipped through
+        for fd in list(reads.values()) + writes:
+            os.close(fd)
+        raise SpawnError(f"cannot start rank {rank}: {err}") from err
+    for w in writes:
+        os.close(w)
+    for r in reads.values():
+        os.set_blocking(r, False)
+    return RankProcess(rank, pid, os.pidfd_open(pid), reads)
+
+
+def status_of(pid: int) -> tuple[int, int]:
+    """(exit code, signal) of an ended child."""
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return 0, os.WTERMSIG(status)
+    return os.WEXITSTATUS(status), 0
+
+
+def signal_group(proc: RankProcess, signum: int) -> None:
+    """The rank and whatever it started (it leads its own process group)."""
+    if proc.ended:
+        return
+    try:
+        os.killpg(proc.pid, signum)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        try:
+            os.kill(proc.pid, signum)
+        except ProcessLookupError:
+            pass

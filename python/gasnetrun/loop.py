@@ -1,0 +1,120 @@
+"""A small event loop: file-descriptor readers, timers, and signals delivered as events.
+
+Every process of the launcher (gasnetrun and each per-host agent) runs one: the agents' work
+is reacting to sockets, pipes, process ends and deadlines, never computing."""
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import selectors
+import signal
+import socket
+import time
+from typing import Callable
+
+Callback = Callable[[], None]
+
+
+class Loop:
+    def __init__(self) -> None:
+        self._sel = selectors.DefaultSelector()
+        self._timers: list[tuple[float, int, Callback]] = []
+        self._seq = itertools.count()
+        self._cancelled: set[int] = set()
+        self._signal_handlers: dict[int, Callable[[int], None]] = {}
+        self._old_signals: dict[int, object] = {}
+        self._wake_r: socket.socket | None = None
+        self._wake_w: socket.socket | None = None
+        self._old_wakeup = -1
+
+    # ---- readers ------------------------------------------------------------------------
+    def add_reader(self, fd: int, callback: Callback) -> None:
+        self._sel.register(fd, selectors.EVENT_READ, callback)
+
+    def remove_reader(self, fd: int) -> None:
+        try:
+            self._sel.unregister(fd)
+        except (KeyError, ValueError):
+            pass
+
+    def has_reader(self, fd: int) -> bool:
+        try:
+            self._sel.get_key(fd)
+            return True
+        except (KeyError, ValueError):
+            return False
+
+    # ---- timers -------------------------------------------------------------------------
+    def call_at(self, when: float, callback: Callback) -> int:
+        """Runs callback at monotonic time `when`; returns an id for cancel()."""
+        ident = next(self._seq)
+        heapq.heappush(self._timers, (when, ident, callback))
+        return ident
+
+    def call_later(self, delay: float, callback: Callback) -> int:
+        return self.call_at(time.monotonic() + delay, callback)
+
+    def cancel(self, ident: int) -> None:
+        self._cancelled.add(ident)
+
+    # ---- signals ------------------------------------------------------------------------
+    def on_signal(self, signum: int, handler: Callable[[int], None]) -> None:
+        """Runs handler(signum) from the loop (not in signal context) when signum arrives."""
+        if self._wake_r is None:
+            self._wake_r, self._wake_w = socket.socketpair()
+            self._wake_r.setblocking(False)
+            self._wake_w.setblocking(False)
+            self._old_wakeup = signal.set_wakeup_fd(self._wake_w.fileno(),
+                                                    warn_on_full_buffer=False)
+            self.add_reader(self._wake_r.fileno(), self._drain_signals)
+        self._signal_handlers[signum] = handler
+        self._old_signals[signum] = signal.signal(signum, lambda *_: None)
+
+    def _drain_signals(self) -> None:
+        assert self._wake_r is not None
+        try:
+            data = self._wake_r.recv(256)
+        except BlockingIOError:
+            return
+        for signum in data:
+            handler = self._signal_handlers.get(signum)
+            if handler:
+                handler(signum)
+
+    # ---- running ------------------------------------------------------------------------
+    def run_once(self, max_wait: float | None = None) -> None:
+        now = time.monotonic()
+        while self._timers and self._timers[0][1] in self._cancelled:
+            self._cancelled.discard(heapq.heappop(self._timers)[1])
+        wait = max_wait
+        if self._timers:
+            until = max(0.0, self._timers[0][0] - now)
+            wait = until if wait is None else min(wait, until)
+        for key, _ in self._sel.select(wait):
+            key.data()
+        now = time.monotonic()
+        while self._timers and self._timers[0][0] <= now:
+            _, ident, callback = heapq.heappop(self._timers)
+            if ident in self._cancelled:
+                self._cancelled.discard(ident)
+                continue
+            callback()
+
+    def run_until(self, done: Callable[[], bool]) -> None:
+        while not done():
+            self.run_once()
+
+    def close(self) -> None:
+        for signum, old in self._old_signals.items():
+            signal.signal(signum, old)  # type: ignore[arg-type]
+        if self._wake_r is not None:
+            signal.set_wakeup_fd(self._old_wakeup)
+            self._wake_r.close()
+            assert self._wake_w is not None
+            self._wake_w.close()
+        self._sel.close()
+
+
+def set_nonblocking(fd: int) -> None:
+    os.set_blocking(fd, False)
