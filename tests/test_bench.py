@@ -1,34 +1,54 @@
-"""The bundled benchmark runs and reports every result as one JSON object per line.
-It checks behaviour only; speed is reported by running the benchmark, never asserted here."""
+"""The bundled benchmarks run and report every result as one record per line, with the same
+fields for every benchmark. They check behaviour only; speed is reported by running the
+benchmarks, never asserted here."""
 import json
 
 import pytest
 
-EXPECTED = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt", "am_long_rtt", "am_short_flood",
-            "barrier"}
+RECORD_FIELDS = {"bench", "path", "conduit", "ranks", "hosts", "size", "unit", "better",
+                 "median", "min", "max", "n", "iters", "env"}
+AM_EXPECTED = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt", "am_long_rtt",
+               "am_short_flood", "barrier", "idle_poll"}
+RMA_EXPECTED = {"memcpy_bw", "put_latency", "get_latency", "put_nbi_latency", "get_nbi_latency",
+                "put_bulk_bw", "get_bulk_bw", "put_nb_bw", "get_nb_bw", "put_nbi_bw",
+                "get_nbi_bw"}
 
 
-def test_am_bench_json_lines_cover_every_benchmark(opt_build):
-    result = opt_build.run(["-n", "2", opt_build.program("bench", "am_bench"), "--json",
-                            "--quick"])
+def records(result):
     assert result.returncode == 0, result.describe()
-    records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert {r["bench"] for r in records} == EXPECTED
-    for r in records:
-        assert r["median"] > 0 and r["min"] <= r["median"] <= r["max"] and r["ranks"] == 2
-    medium_sizes = sorted(r["size"] for r in records if r["bench"] == "am_medium_rtt")
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    for r in out:
+        assert set(r) == RECORD_FIELDS, r
+        assert r["better"] == ("higher" if r["unit"] == "GiB/s" else "lower")
+        assert 0 < r["min"] <= r["median"] <= r["max"], r
+        assert r["conduit"] == "smp" and r["hosts"] == 1 and r["n"] == 3
+    return out
+
+
+def test_am_bench_records_cover_every_benchmark_with_the_knob_environment(opt_build):
+    result = opt_build.run(["-n", "2", opt_build.program("bench", "am_bench"), "--json",
+                            "--quick"], env={"GASNET_BARRIER": "AMDISSEM"})
+    recs = records(result)
+    assert {r["bench"] for r in recs} == AM_EXPECTED
+    assert all(r["ranks"] == 2 and r["env"] == {"GASNET_BARRIER": "AMDISSEM"} for r in recs)
+    medium_sizes = sorted(r["size"] for r in recs if r["bench"] == "am_medium_rtt")
     assert medium_sizes[0] == 0 and medium_sizes[-1] == 65536
 
 
-def test_am_bench_rejects_unknown_arguments(opt_build):
-    result = opt_build.run(["-n", "2", opt_build.program("bench", "am_bench"), "--fast"])
+def test_only_runs_one_benchmark(opt_build):
+    result = opt_build.run(["-n", "2", opt_build.program("bench", "am_bench"), "--json",
+                            "--quick", "--only", "am_short_flood"])
+    assert [r["bench"] for r in records(result)] == ["am_short_flood"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--fast"], "unknown argument '--fast' (accepted: --json, --quick, --only NAME)"),
+    (["--only", "warp_speed"], "--only warp_speed: no such benchmark (accepted: pshm_line_rtt "),
+])
+def test_am_bench_rejects_unknown_arguments(opt_build, args, message):
+    result = opt_build.run(["-n", "2", opt_build.program("bench", "am_bench"), *args])
     assert result.returncode == 2
-    assert "unknown argument '--fast' (accepted: --json, --quick)" in result.stderr
-
-
-RMA_EXPECTED = {"memcpy_bw", "put_latency", "get_latency", "put_nbi_latency", "get_nbi_latency", "put_bulk_bw",
-                "get_bulk_bw", "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw"}
-
+    assert message in result.stderr and result.stderr.count(message) == 1, result.describe()
 
 
 @pytest.mark.parametrize("maxsize,path", [(None, "direct"), ("1", "am")])
@@ -36,12 +56,11 @@ def test_rma_bench_reports_every_result_with_its_path(opt_build, maxsize, path):
     env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
     result = opt_build.run(["-n", "2", opt_build.program("bench", "rma_bench"), "--json",
                             "--quick"], env=env)
-    assert result.returncode == 0, result.describe()
-    records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert {r["bench"] for r in records} == RMA_EXPECTED
-    assert {r["path"] for r in records} == {path}
-    for r in records:
+    recs = records(result)
+    assert {r["bench"] for r in recs} == RMA_EXPECTED
+    assert {r["path"] for r in recs} == {path, "local"}
+    assert {r["path"] for r in recs if r["bench"] == "memcpy_bw"} == {"local"}
+    for r in recs:
         assert r["unit"] == ("GiB/s" if r["bench"].endswith("_bw") else "us")
-        assert r["median"] > 0 and r["min"] <= r["median"] <= r["max"]
-    assert sorted({r["size"] for r in records if r["bench"] == "put_bulk_bw"}) == \
+    assert sorted({r["size"] for r in recs if r["bench"] == "put_bulk_bw"}) == \
         [4096, 65536, 1 << 20, 4 << 20]

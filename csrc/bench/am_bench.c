@@ -1,6 +1,8 @@
 /* am_bench.c: AM round-trip latency (Short, Medium, Long; 0..MaxMedium bytes), one-way AMShort
- * flood throughput, and barrier latency between ranks 0 and 1. Reports the median of repeats
- * as a table, or with --json one JSON object per result. Usage: am_bench [--json] [--quick] */
+ * flood throughput, barrier latency, and the cost of an idle poll, between ranks 0 and 1 (the
+ * barrier and idle poll with every rank). Beside them, the physical baseline of the same run:
+ * a cache-line round trip through shared memory (when ranks 0 and 1 share it).
+ * Usage: am_bench [--json] [--quick] [--only NAME] */
 #include "bench_util.h"
 
 static volatile int replies, stop;
@@ -22,15 +24,13 @@ static void flood(gasnet_token_t t) { (void)t, flooded++; }
 static void flood_ack(gasnet_token_t t) { (void)t, replies++; }
 static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
 
+static const char *const names[] = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt",
+                                    "am_long_rtt", "am_short_flood", "barrier", "idle_poll",
+                                    NULL};
+static const char *path; /* how rank 0 reaches rank 1: pshm, or the conduit */
+
 static void report(const char *name, size_t size, double *samples, long iters) {
-  bench_stats_t st = bench_stats(samples);
-  if (json)
-    printf("{\"bench\": \"%s\", \"size\": %zu, \"unit\": \"us\", \"median\": %.4f, \"min\": %.4f, "
-           "\"max\": %.4f, \"repeats\": %d, \"iters\": %ld, \"ranks\": %d}\n",
-           name, size, st.median, st.min, st.max, repeats, iters, (int)gasnet_nodes());
-  else
-    printf("%-18s %9zu %12.4f %12.4f %12.4f\n", name, size, st.median, st.min, st.max);
-  fflush(stdout);
+  bench_report(name, path, size, "us", samples, iters);
 }
 
 /* One ping-pong category: iters round trips per repeat; returns microseconds per round trip. */
@@ -74,7 +74,7 @@ static void line_rtt_bench(long iters) {
     }
     if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
   }
-  if (gasnet_mynode() == 0) report("pshm_line_rtt", 0, samples, iters);
+  if (gasnet_mynode() == 0) bench_report("pshm_line_rtt", "pshm", 0, "us", samples, iters);
 }
 
 /* Rank 0 floods rank 1, which acknowledges once it has counted every message of a repeat
@@ -97,6 +97,26 @@ static void flood_bench(long iters) {
   if (gasnet_mynode() == 0) report("am_short_flood", 0, samples, iters);
 }
 
+/* What a poll costs when nothing arrives: rank 0 polls while every other rank sleeps (so that
+ * the figure does not depend on how many ranks share the cores). */
+static void idle_poll_bench(long iters) {
+  double samples[64];
+  if (gasnet_mynode() == 0) { /* the barrier completes only once rank 0 has measured */
+    for (int r = -1; r < repeats; r++) {
+      double t0 = now_us();
+      for (long i = 0; i < iters; i++) gasnet_AMPoll();
+      if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
+    }
+    report("idle_poll", 0, samples, iters);
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  } else {
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    struct timespec nap = {0, 50000000}; /* rarely: the sleepers must not disturb rank 0 */
+    while (gasnet_barrier_try(0, GASNET_BARRIERFLAG_ANONYMOUS) != GASNET_OK) nanosleep(&nap, NULL);
+  }
+}
+
 static void barrier_bench(long iters) {
   double samples[64];
   for (int r = -1; r < repeats; r++) {
@@ -112,7 +132,7 @@ static void barrier_bench(long iters) {
 
 int main(int argc, char **argv) {
   gasnet_init(&argc, &argv);
-  int quick = bench_args("am_bench", argc, argv);
+  int quick = bench_args("am_bench", argc, argv, names);
   gasnet_handlerentry_t table[] = {
       {0, (void (*)())ping_s}, {0, (void (*)())pong_s}, {0, (void (*)())ping_m},
       {0, (void (*)())pong_m}, {0, (void (*)())ping_l}, {0, (void (*)())pong_l},
@@ -130,26 +150,28 @@ int main(int argc, char **argv) {
   gasnet_getSegmentInfo(seg, 2);
   payload = calloc(1, maxmed);
   long scale = quick ? 100 : 1;
-  if (gasnet_mynode() == 0 && !json)
-    printf("%-18s %9s %12s %12s %12s   (microseconds, median of %d repeats, %d ranks)\n",
-           "benchmark", "bytes", "median", "min", "max", repeats, (int)gasnet_nodes());
+  path = bench_same_supernode() ? "pshm" : GASNET_CONDUIT_NAME_STR;
+  if (gasnet_mynode() == 0) bench_header();
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
-  if (gasnet_mynode() < 2) line_rtt_bench(1000000 / scale);
+  if (gasnet_mynode() < 2 && bench_wanted("pshm_line_rtt")) line_rtt_bench(1000000 / scale);
   if (gasnet_mynode() == 0) {
-    roundtrip("am_short_rtt", 0, 0, 200000 / scale);
+    if (bench_wanted("am_short_rtt")) roundtrip("am_short_rtt", 0, 0, 200000 / scale);
     const size_t sizes[] = {0, 8, 64, 512, 4096, 32768, maxmed};
-    for (int cat = 1; cat <= 2; cat++)
+    for (int cat = 1; cat <= 2; cat++) {
+      const char *name = cat == 1 ? "am_medium_rtt" : "am_long_rtt";
+      if (!bench_wanted(name)) continue;
       for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        roundtrip(cat == 1 ? "am_medium_rtt" : "am_long_rtt", cat, sizes[i],
-                  (sizes[i] >= 4096 ? 20000 : 100000) / scale);
+        roundtrip(name, cat, sizes[i], (sizes[i] >= 4096 ? 20000 : 100000) / scale);
+    }
     gasnet_AMRequestShort0(1, h_stop);
   } else if (gasnet_mynode() == 1) {
     GASNET_BLOCKUNTIL(stop);
   }
-  if (gasnet_mynode() < 2) flood_bench(2000000 / scale);
+  if (gasnet_mynode() < 2 && bench_wanted("am_short_flood")) flood_bench(2000000 / scale);
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
-  barrier_bench(500000 / scale);
+  if (bench_wanted("barrier")) barrier_bench(500000 / scale);
+  if (bench_wanted("idle_poll")) idle_poll_bench(2000000 / scale);
   gasnet_exit(0);
 }

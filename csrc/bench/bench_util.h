@@ -1,5 +1,8 @@
 /* bench_util.h: what the bundled benchmarks share: the clock, the command line (--json,
- * --quick), and the median/min/max of a set of repeats. */
+ * --quick, --only NAME), medians of repeats, and one record per result, the same for every
+ * benchmark (the tuner and the tests read it):
+ *   bench, path, conduit, ranks, hosts, size, unit, better (higher|lower), median, min, max,
+ *   n (repeats), iters, env (every GASNET_* variable the rank saw). */
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
@@ -9,7 +12,10 @@
 #include <string.h>
 #include <time.h>
 
+extern char **environ;
+
 static int json, repeats = 11;
+static const char *only; /* --only NAME: run just this benchmark */
 
 static double now_us(void) {
   struct timespec ts;
@@ -17,16 +23,34 @@ static double now_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-/* Sets json and repeats (3 with --quick); returns whether --quick was given. */
-static int bench_args(const char *name, int argc, char **argv) {
+/* Whether benchmark name runs (every one does without --only). */
+static int bench_wanted(const char *name) { return !only || strcmp(only, name) == 0; }
+
+/* Sets json, repeats (3 with --quick) and only; names lists the benchmark's results, NULL
+ * ended, so that --only with a wrong name is refused with the accepted ones. Returns whether
+ * --quick was given. */
+static int bench_args(const char *prog, int argc, char **argv, const char *const *names) {
   int quick = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) json = 1;
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else {
-      fprintf(stderr, "%s: unknown argument '%s' (accepted: --json, --quick)\n", name, argv[i]);
+      if (gasnet_mynode() == 0)
+        fprintf(stderr, "%s: unknown argument '%s' (accepted: --json, --quick, --only NAME)\n",
+                prog, argv[i]);
       gasnet_exit(2);
     }
+  }
+  if (only) {
+    int known = 0;
+    for (const char *const *n = names; *n; n++) known |= strcmp(*n, only) == 0;
+    if (!known && gasnet_mynode() == 0) {
+      fprintf(stderr, "%s: --only %s: no such benchmark (accepted:", prog, only);
+      for (const char *const *n = names; *n; n++) fprintf(stderr, " %s", *n);
+      fprintf(stderr, ")\n");
+    }
+    if (!known) gasnet_exit(2);
   }
   if (quick) repeats = 3;
   return quick;
@@ -44,6 +68,77 @@ typedef struct {
 static bench_stats_t bench_stats(double *samples) {
   qsort(samples, (size_t)repeats, sizeof(double), cmp_double);
   return (bench_stats_t){samples[repeats / 2], samples[0], samples[repeats - 1]};
+}
+
+static void json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+static int bench_hosts(void) {
+  int n = gasnet_nodes(), hosts = 0;
+  gasnet_nodeinfo_t *info = calloc((size_t)n, sizeof *info);
+  gasnet_getNodeInfo(info, n);
+  for (int i = 0; i < n; i++)
+    if (info[i].host + 1 > hosts) hosts = info[i].host + 1;
+  free(info);
+  return hosts;
+}
+
+/* Whether ranks 0 and 1 share memory (the path their traffic takes). */
+static int bench_same_supernode(void) {
+  gasnet_nodeinfo_t info[2];
+  gasnet_getNodeInfo(info, 2);
+  return info[0].supernode == info[1].supernode;
+}
+
+/* One result: samples are per-operation times in microseconds; a bandwidth result (unit
+ * "GiB/s") converts them with size. Prints a table row, or the JSON record with --json. */
+static void bench_report(const char *bench, const char *path, size_t size, const char *unit,
+                         double *samples, long iters) {
+  bench_stats_t st = bench_stats(samples);
+  double med = st.median, lo = st.min, hi = st.max;
+  int higher_is_better = strcmp(unit, "GiB/s") == 0;
+  if (higher_is_better) { /* microseconds per size bytes -> GiB/s; the slowest is the min */
+    double scale = (double)size / (1024.0 * 1024.0 * 1024.0) * 1e6;
+    med = scale / st.median, lo = scale / st.max, hi = scale / st.min;
+  }
+  if (!json) {
+    printf("%-18s %-7s %9zu %12.4f %12.4f %12.4f  %s\n", bench, path, size, med, lo, hi, unit);
+    fflush(stdout);
+    return;
+  }
+  printf("{\"bench\": \"%s\", \"path\": \"%s\", \"conduit\": \"%s\", \"ranks\": %d, "
+         "\"hosts\": %d, \"size\": %zu, \"unit\": \"%s\", \"better\": \"%s\", "
+         "\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"n\": %d, \"iters\": %ld, \"env\": {",
+         bench, path, GASNET_CONDUIT_NAME_STR, (int)gasnet_nodes(), bench_hosts(), size, unit,
+         higher_is_better ? "higher" : "lower", med, lo, hi, repeats, iters);
+  int first = 1;
+  for (char **e = environ; *e; e++) {
+    if (strncmp(*e, "GASNET_", 7) != 0) continue;
+    const char *eq = strchr(*e, '=');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+    printf("%s", first ? "" : ", ");
+    json_string(name);
+    printf(": ");
+    json_string(eq + 1);
+    first = 0;
+  }
+  printf("}}\n");
+  fflush(stdout);
+}
+
+static void bench_header(void) {
+  if (!json)
+    printf("%-18s %-7s %9s %12s %12s %12s  (median, min, max of %d repeats, %d ranks)\n",
+           "benchmark", "path", "bytes", "median", "min", "max", repeats, (int)gasnet_nodes());
 }
 
 #endif

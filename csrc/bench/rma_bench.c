@@ -2,7 +2,7 @@
  * bulk, nb and nbi) from rank 0 to rank 1, reported as the median of repeats with the path
  * taken (direct PSHM or AM; GASNET_SUPERNODE_MAXSIZE=1 forces AM), beside a single-thread
  * memcpy of the same sizes measured in the same run.
- * Usage: rma_bench [--json] [--quick] */
+ * Usage: rma_bench [--json] [--quick] [--only NAME] */
 #include "bench_util.h"
 
 #define MAXSZ (4u << 20)
@@ -15,24 +15,13 @@ static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
 /* Keeps the compiler from merging or hoisting the repeated transfers of a latency loop. */
 #define OPAQUE() __asm__ __volatile__("" ::: "memory")
 
+static const char *const names[] = {"put_latency", "get_latency", "put_nbi_latency",
+                                    "get_nbi_latency", "memcpy_bw", "put_bulk_bw", "get_bulk_bw",
+                                    "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw", NULL};
+
 static void report(const char *name, size_t size, double *s, long iters, int bandwidth) {
-  bench_stats_t st = bench_stats(s);
-  /* bandwidth samples are microseconds per byte-moving iteration; print GiB/s */
-  double med = st.median, lo = st.min, hi = st.max;
-  const char *unit = "us";
-  if (bandwidth) {
-    double scale = (double)size / (1024.0 * 1024.0 * 1024.0) * 1e6;
-    double m = scale / med, best = scale / lo, worst = scale / hi;
-    med = m, lo = worst, hi = best;
-    unit = "GiB/s";
-  }
-  if (json)
-    printf("{\"bench\": \"%s\", \"path\": \"%s\", \"size\": %zu, \"unit\": \"%s\", "
-           "\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"repeats\": %d, \"iters\": %ld}\n",
-           name, path, size, unit, med, lo, hi, repeats, iters);
-  else
-    printf("%-16s %-7s %9zu %12.4f %12.4f %12.4f  %s\n", name, path, size, med, lo, hi, unit);
-  fflush(stdout);
+  bench_report(name, strcmp(name, "memcpy_bw") == 0 ? "local" : path, size,
+               bandwidth ? "GiB/s" : "us", s, iters);
 }
 
 typedef void (*op_fn)(void *remote, void *local, size_t size);
@@ -72,6 +61,7 @@ static void get_nbi_window(void *r, void *l, size_t n) {
 /* ops_per_call: transfers of size bytes each call performs (WINDOW for windowed runs). */
 static void run(const char *name, op_fn fn, void *remote, void *local, size_t size, long iters,
                 int bandwidth, int ops_per_call) {
+  if (!bench_wanted(name)) return;
   double samples[64];
   for (int r = -1; r < repeats; r++) {
     double t0 = now_us();
@@ -86,7 +76,7 @@ static void run(const char *name, op_fn fn, void *remote, void *local, size_t si
 
 int main(int argc, char **argv) {
   gasnet_init(&argc, &argv);
-  int quick = bench_args("rma_bench", argc, argv);
+  int quick = bench_args("rma_bench", argc, argv, names);
   gasnet_handlerentry_t table[] = {{0, (void (*)())on_stop}};
   if (gasnet_attach(table, 1, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
   if (gasnet_nodes() < 2) {
@@ -95,9 +85,7 @@ int main(int argc, char **argv) {
   }
   gasnet_seginfo_t seg[2];
   gasnet_getSegmentInfo(seg, 2);
-  gasnet_nodeinfo_t info[2];
-  gasnet_getNodeInfo(info, 2);
-  path = info[0].supernode == info[1].supernode ? "direct" : "am";
+  path = bench_same_supernode() ? "direct" : "am";
   char *local = malloc(MAXSZ);
   memset(local, 1, MAXSZ);
   memset(seg[gasnet_mynode() < 2 ? gasnet_mynode() : 0].addr, 2, MAXSZ);
@@ -105,9 +93,7 @@ int main(int argc, char **argv) {
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
   if (gasnet_mynode() == 0) {
-    if (!json)
-      printf("%-16s %-7s %9s %12s %12s %12s  (median, min/worst, max/best of %d repeats)\n",
-             "benchmark", "path", "bytes", "median", "min", "max", repeats);
+    bench_header();
     int direct = path[0] == 'd';
     void *remote = seg[1].addr;
     const size_t lat_sizes[] = {8, 64, 512, 4096, 32768, 65536};

@@ -3,7 +3,7 @@
  * it) through the same shared queues, without cross-mapped segments: Long payloads travel in
  * pieces the core cuts to the largest Medium. */
 #include "../../core/conduit.h"
-#include "../../core/pshm/pshm.h"
+#include "../../core/pshm/queue.h"
 
 size_t gasnetc_long_chunk = GASNETC_MAX_MEDIUM;
 

@@ -4,28 +4,30 @@
 #include <string.h>
 
 #include "../conduit.h"
-#include "../pshm/pshm.h"
+#include "../pshm/queue.h"
 #include "am.h"
 
 #if GASNETI_THREADS
 #include <pthread.h>
 #endif
 
-/* ---- argument checks -------------------------------------------------------------------- */
-static void check_common(const char *what, int nargs) {
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* ---- argument checks (the failures are out of line: the fast path stays small) ----------- */
+ALWAYS_INLINE void check_common(const char *what, int nargs) {
   if (GASNETI_UNLIKELY(!gasneti_attach_done))
     gasneti_fatalerror("%s called before gasnet_attach", what);
   if (GASNETI_UNLIKELY(nargs < 0 || nargs > 16))
     gasneti_fatalerror("%s with %d arguments: accepted 0..16", what, nargs);
 }
 
-static void check_client_handler(const char *what, gasnet_handler_t handler) {
+ALWAYS_INLINE void check_client_handler(const char *what, gasnet_handler_t handler) {
   if (GASNETI_UNLIKELY(handler < GASNETI_HANDLER_FIRST_CLIENT))
     gasneti_fatalerror("%s to handler %d: indices 0..127 belong to the runtime; a client sends "
                        "only to the handlers it registered (128..255)", what, (int)handler);
 }
 
-static void check_request(const char *what, gasnet_node_t dest, int nargs) {
+ALWAYS_INLINE void check_request(const char *what, gasnet_node_t dest, int nargs) {
   check_common(what, nargs);
   if (GASNETI_UNLIKELY(gasneti_am_context != GASNETI_CTX_CLIENT))
     gasneti_fatalerror("%s called inside an AM handler: handlers may only reply", what);
@@ -34,7 +36,7 @@ static void check_request(const char *what, gasnet_node_t dest, int nargs) {
                        (int)gasneti_nodes - 1);
 }
 
-static gasneti_token_t *check_reply(const char *what, gasnet_token_t token, int nargs) {
+ALWAYS_INLINE gasneti_token_t *check_reply(const char *what, gasnet_token_t token, int nargs) {
   check_common(what, nargs);
   gasneti_token_t *tok = (gasneti_token_t *)token;
   if (GASNETI_UNLIKELY(gasneti_am_context != GASNETI_CTX_REQUEST || !tok || !tok->is_request))
@@ -45,7 +47,7 @@ static gasneti_token_t *check_reply(const char *what, gasnet_token_t token, int 
   return tok;
 }
 
-static void check_payload(const char *what, int category, gasnet_node_t dest, size_t nbytes,
+ALWAYS_INLINE void check_payload(const char *what, int category, gasnet_node_t dest, size_t nbytes,
                           void *dst) {
   if (category == GASNETI_AM_MEDIUM && GASNETI_UNLIKELY(nbytes > GASNETC_MAX_MEDIUM))
     gasneti_fatalerror("%s of %zu bytes: the limit is gasnet_AMMaxMedium() = %d", what, nbytes,
@@ -94,7 +96,7 @@ static void deliver_loopback(int reply, const gasneti_am_t *am) {
 }
 
 /* ---- routing ---------------------------------------------------------------------------- */
-static inline void to_conduit(gasnet_node_t dest, gasneti_token_t *reply_to,
+ALWAYS_INLINE void to_conduit(gasnet_node_t dest, gasneti_token_t *reply_to,
                               const gasneti_am_t *am) {
   if (reply_to) gasnetc_am_reply(reply_to, am);
   else gasnetc_am_request(dest, am);
@@ -118,7 +120,7 @@ static void to_conduit_long(gasnet_node_t dest, gasneti_token_t *reply_to, gasne
   to_conduit(dest, reply_to, am);
 }
 
-static void route(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
+ALWAYS_INLINE void route(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
   if (dest == gasneti_mynode) {
     deliver_loopback(reply_to != NULL, am);
   } else if (gasneti_pshm_reach[dest]) {
@@ -136,7 +138,7 @@ static void route(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *a
   }
 }
 
-static void send_am(gasnet_node_t dest, gasneti_token_t *reply_to, int category,
+ALWAYS_INLINE void send_am(gasnet_node_t dest, gasneti_token_t *reply_to, int category,
                     gasnet_handler_t handler, const void *src, size_t nbytes, void *dst,
                     int nargs, const gasnet_handlerarg_t *args) {
   gasneti_am_t am = {.category = (uint8_t)category, .handler = handler, .nargs = (uint8_t)nargs,
@@ -146,41 +148,60 @@ static void send_am(gasnet_node_t dest, gasneti_token_t *reply_to, int category,
   route(dest, reply_to, &am);
 }
 
-/* ---- internal sends ----------------------------------------------------------------------- */
+/* ---- requests and replies: one inline body, specialised per category by its callers ------ */
 static const char *const request_names[] = {"gasnet_AMRequestShort", "gasnet_AMRequestMedium",
                                             "gasnet_AMRequestLong"};
 static const char *const reply_names[] = {"gasnet_AMReplyShort", "gasnet_AMReplyMedium",
                                           "gasnet_AMReplyLong"};
 
-void gasneti_am_request_internal(gasnet_node_t dest, gasnet_handler_t handler, int category,
-                                 const void *src, size_t nbytes, void *dst, int nargs,
-                                 const gasnet_handlerarg_t *args) {
+ALWAYS_INLINE void request(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                           const void *src, size_t nbytes, void *dst, int nargs,
+                           const gasnet_handlerarg_t *args) {
   check_request(request_names[category], dest, nargs);
   check_payload(request_names[category], category, dest, nbytes, dst);
   send_am(dest, NULL, category, handler, src, nbytes, dst, nargs, args);
 }
 
-void gasneti_am_reply_internal(gasnet_token_t token, gasnet_handler_t handler, int category,
-                               const void *src, size_t nbytes, void *dst, int nargs,
-                               const gasnet_handlerarg_t *args) {
+ALWAYS_INLINE void reply(gasnet_token_t token, gasnet_handler_t handler, int category,
+                         const void *src, size_t nbytes, void *dst, int nargs,
+                         const gasnet_handlerarg_t *args) {
   gasneti_token_t *tok = check_reply(reply_names[category], token, nargs);
   check_payload(reply_names[category], category, tok->src, nbytes, dst);
   send_am(tok->src, tok, category, handler, src, nbytes, dst, nargs, args);
+}
+
+void gasneti_am_request_internal(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                                 const void *src, size_t nbytes, void *dst, int nargs,
+                                 const gasnet_handlerarg_t *args) {
+  switch (category) {
+    case GASNETI_AM_SHORT: request(dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args); break;
+    case GASNETI_AM_MEDIUM: request(dest, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args); break;
+    default: request(dest, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args);
+  }
+}
+
+void gasneti_am_reply_internal(gasnet_token_t token, gasnet_handler_t handler, int category,
+                               const void *src, size_t nbytes, void *dst, int nargs,
+                               const gasnet_handlerarg_t *args) {
+  switch (category) {
+    case GASNETI_AM_SHORT: reply(token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args); break;
+    case GASNETI_AM_MEDIUM: reply(token, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args); break;
+    default: reply(token, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args);
+  }
 }
 
 /* ---- the client's entry points (gasnet_am_macros.h) ---------------------------------------- */
 int gasneti_AMRequestShort(gasnet_node_t dest, gasnet_handler_t handler, int numargs,
                            const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMRequestShort", handler);
-  gasneti_am_request_internal(dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, numargs, args);
+  request(dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, numargs, args);
   return GASNET_OK;
 }
 
 int gasneti_AMRequestMedium(gasnet_node_t dest, gasnet_handler_t handler, void *source_addr,
                             size_t nbytes, int numargs, const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMRequestMedium", handler);
-  gasneti_am_request_internal(dest, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL,
-                              numargs, args);
+  request(dest, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL, numargs, args);
   return GASNET_OK;
 }
 
@@ -188,23 +209,21 @@ int gasneti_AMRequestLong(gasnet_node_t dest, gasnet_handler_t handler, void *so
                           size_t nbytes, void *dest_addr, int numargs,
                           const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMRequestLong", handler);
-  gasneti_am_request_internal(dest, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr,
-                              numargs, args);
+  request(dest, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr, numargs, args);
   return GASNET_OK;
 }
 
 int gasneti_AMReplyShort(gasnet_token_t token, gasnet_handler_t handler, int numargs,
                          const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMReplyShort", handler);
-  gasneti_am_reply_internal(token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, numargs, args);
+  reply(token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, numargs, args);
   return GASNET_OK;
 }
 
 int gasneti_AMReplyMedium(gasnet_token_t token, gasnet_handler_t handler, void *source_addr,
                           size_t nbytes, int numargs, const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMReplyMedium", handler);
-  gasneti_am_reply_internal(token, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL,
-                            numargs, args);
+  reply(token, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL, numargs, args);
   return GASNET_OK;
 }
 
@@ -212,8 +231,7 @@ int gasneti_AMReplyLong(gasnet_token_t token, gasnet_handler_t handler, void *so
                         size_t nbytes, void *dest_addr, int numargs,
                         const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMReplyLong", handler);
-  gasneti_am_reply_internal(token, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr,
-                            numargs, args);
+  reply(token, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr, numargs, args);
   return GASNET_OK;
 }
 

@@ -38,14 +38,21 @@ static void setup_queues(void) {
                                           .lock = GASNETI_SPINLOCK_INIT};
     q->tx[reply] = gasneti_calloc((size_t)n, sizeof(gasneti_ring_tx_t));
     q->rx[reply] = gasneti_calloc((size_t)n, sizeof(gasneti_ring_rx_t));
-    q->doorbell[reply] = (const _Atomic uint64_t *)gasneti_doorbells_at(mine, reply);
+    uint8_t *bells = gasneti_doorbells_at(mine, reply);
+    q->summary[reply] = (const _Atomic uint64_t *)bells;
+    q->doorbell[reply] = (const _Atomic uint64_t *)(bells + q->layout.summary_bytes);
+    q->summary_seen[reply] = gasneti_calloc(q->layout.summary_bytes / 8 + 1, sizeof(uint64_t));
     q->seen[reply] = gasneti_calloc((size_t)(n + 7) / 8, sizeof(uint64_t));
     for (int i = 0; i < n; i++) {
       gasneti_ring_tx_t *tx = &q->tx[reply][i];
       tx->ctl = gasneti_ring_at(gasneti_regions[i], reply, me);
       tx->slots = slots_of(tx->ctl);
-      tx->doorbell = q->layout.doorbells ? gasneti_doorbells_at(gasneti_regions[i], reply) + me
-                                         : NULL;
+      if (q->layout.doorbells) {
+        uint8_t *bells = gasneti_doorbells_at(gasneti_regions[i], reply);
+        tx->summary = (uint64_t *)bells + me / GASNETI_PSHM_GROUP;
+        tx->doorbell = bells + q->layout.summary_bytes + me;
+        tx->summary_id = (uint64_t)me << 32;
+      }
       tx->lock = (gasneti_spinlock_t)GASNETI_SPINLOCK_INIT;
       gasneti_ring_rx_t *rx = &q->rx[reply][i];
       rx->ctl = gasneti_ring_at(mine, reply, i);

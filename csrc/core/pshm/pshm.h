@@ -73,8 +73,6 @@ void gasneti_pshm_init(void);
 void gasneti_pshm_attach_segments(void);
 /* Serve incoming rings; which is GASNETI_POLL_*. Returns how many messages ran. */
 int gasneti_pshm_poll(int which);
-/* Blocking send to a host peer (host-local index): while its ring or this rank's outbox is
- * full, serves this rank's own queues. The payload is copied before it returns. */
-void gasneti_pshm_send(int host_index, int reply, const gasneti_am_t *am);
+/* Sending lives in queue.h (its fast path is inline). */
 
 #endif

@@ -20,7 +20,10 @@ void gasneti_pshm_layout(int host_ranks, gasneti_pshm_layout_t *out) {
   out->slots = slots_for((int)n);
   out->doorbells = n > GASNETI_PSHM_DIRECT_POLL_MAX;
   out->ring_bytes = GASNETI_PSHM_RING_CTL_BYTES + (size_t)out->slots * GASNETI_PSHM_SLOT_BYTES;
-  out->doorbell_bytes = out->doorbells ? align_up(n, LINE) : 0; /* one byte per sender */
+  size_t groups = (n + GASNETI_PSHM_GROUP - 1) / GASNETI_PSHM_GROUP;
+  /* A summary word per group of senders, then one doorbell byte per sender. */
+  out->summary_bytes = out->doorbells ? align_up(groups * 8, LINE) : 0;
+  out->doorbell_bytes = out->doorbells ? out->summary_bytes + align_up(n, LINE) : 0;
   out->outbox_bytes = OUTBOX;
   out->doorbell_off = GASNETI_PSHM_HEADER_BYTES;
   out->rings_off = out->doorbell_off + 2 * out->doorbell_bytes;

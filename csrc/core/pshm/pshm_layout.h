@@ -12,7 +12,8 @@ typedef struct {
   uint32_t slots;        /* message slots per (sender, receiver, kind) ring */
   int doorbells;         /* receivers find work through doorbells (else by checking each ring) */
   size_t ring_bytes;     /* one ring: its control line and its slots */
-  size_t doorbell_bytes; /* one kind's doorbells in a region */
+  size_t summary_bytes;  /* one kind's summary words (one per group of 64 senders) */
+  size_t doorbell_bytes; /* one kind's summary words and doorbell bytes in a region */
   size_t outbox_bytes;   /* a rank's buffer, per kind, for payloads that do not fit in a slot */
   size_t doorbell_off, rings_off, outbox_off;
   size_t region_bytes;   /* one rank's region, page-aligned */
@@ -29,7 +30,8 @@ uint64_t gasneti_pshm_host_bytes(int host_ranks);
 #define GASNETI_PSHM_HEADER_BYTES 1024 /* exit word and barrier slots */
 #define GASNETI_PSHM_RING_CTL_BYTES 64  /* the receiver's "consumed" counter */
 #define GASNETI_PSHM_CHUNK_HDR_BYTES 64 /* before each payload in an outbox */
-/* Up to this many ranks per host, receivers check each ring; beyond, doorbells (pshm.c). */
+/* Up to this many ranks per host, receivers check each ring; beyond, doorbells (queue.c). */
+#define GASNETI_PSHM_GROUP 64 /* senders per summary word */
 #define GASNETI_PSHM_DIRECT_POLL_MAX 4
 
 #endif

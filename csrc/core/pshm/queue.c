@@ -9,15 +9,6 @@
 
 gasneti_queues_t gasneti_queues;
 
-static inline gasneti_slot_t *slot_at(gasneti_slot_t *slots, uint32_t count) {
-  return &slots[count & gasneti_queues.slot_mask];
-}
-
-static inline uint32_t inline_offset(int nargs) {
-  /* Inline payloads start 16-byte aligned after the arguments (any datatype fits there). */
-  return (uint32_t)GASNETI_ALIGNUP(32 + 4 * (uint32_t)nargs, 16);
-}
-
 /* ---- outbox ------------------------------------------------------------------------------ */
 static void outbox_reclaim(gasneti_outbox_t *ob) {
   while (ob->tail < ob->head) {
@@ -50,15 +41,8 @@ static size_t outbox_alloc(gasneti_outbox_t *ob, uint32_t len) {
   return pos + GASNETI_PSHM_CHUNK_HDR_BYTES;
 }
 
-/* ---- sending ----------------------------------------------------------------------------- */
-/* Places the payload inline or in the outbox; false when the outbox has no room yet. */
-static bool place_payload(gasneti_slot_t *s, const gasneti_am_t *am, int reply, uint8_t *flags) {
-  if (!am->chunk) return true;
-  if (am->chunk <= GASNETI_PSHM_SLOT_BYTES - inline_offset(am->nargs)) {
-    *flags |= GASNETI_SLOT_INLINE;
-    memcpy((uint8_t *)s + inline_offset(am->nargs), am->payload, am->chunk);
-    return true;
-  }
+/* ---- sending (the fast path is queue.h's) ----------------------------------------------- */
+bool gasneti_outbox_place(gasneti_slot_t *s, const gasneti_am_t *am, int reply, uint8_t *flags) {
   gasneti_outbox_t *ob = &gasneti_queues.outbox[reply];
   gasneti_spin_lock(&ob->lock);
   size_t off = outbox_alloc(ob, am->chunk);
@@ -70,53 +54,20 @@ static bool place_payload(gasneti_slot_t *s, const gasneti_am_t *am, int reply, 
   return true;
 }
 
-static bool try_send(gasneti_ring_tx_t *tx, int reply, const gasneti_am_t *am) {
-  gasneti_spin_lock(&tx->lock);
-  uint32_t slots = gasneti_queues.layout.slots;
-  if ((uint32_t)(tx->sent - tx->acked_cache) >= slots) {
-    tx->acked_cache = atomic_load_explicit(&tx->ctl->acked, memory_order_acquire);
-    if ((uint32_t)(tx->sent - tx->acked_cache) >= slots) {
-      gasneti_spin_unlock(&tx->lock);
-      return false;
-    }
-  }
-  gasneti_slot_t *s = slot_at(tx->slots, tx->sent);
-  uint8_t flags = am->flags;
-  if (!place_payload(s, am, reply, &flags)) {
-    gasneti_spin_unlock(&tx->lock);
-    return false;
-  }
-  s->handler = am->handler;
-  s->category = am->category;
-  s->flags = flags;
-  s->nargs = am->nargs;
-  s->nbytes = am->nbytes;
-  s->chunk = am->chunk;
-  s->dst = am->dst;
-  if (am->nargs) memcpy(s->args, am->args, sizeof(gasnet_handlerarg_t) * am->nargs);
-  tx->sent++;
-  atomic_store_explicit(&s->stamp, tx->sent, memory_order_release);
-  /* After the slot (x86 keeps stores in order): a receiver that sees the new count finds the
-   * message. A plain byte store: the receiver only compares it with what it last saw. */
-  if (tx->doorbell) __atomic_store_n(tx->doorbell, (uint8_t)tx->sent, __ATOMIC_RELEASE);
-  gasneti_spin_unlock(&tx->lock);
-  return true;
-}
-
-void gasneti_pshm_send(int host_index, int reply, const gasneti_am_t *am) {
+void gasneti_pshm_send_wait(int host_index, int reply, const gasneti_am_t *am) {
   gasneti_ring_tx_t *tx = &gasneti_queues.tx[reply][host_index];
   /* A full ring or outbox drains only if this rank keeps serving its own queues; handlers may
    * only drain replies (they cannot run requests re-entrantly). */
   int which = (reply || gasneti_am_context != GASNETI_CTX_CLIENT) ? GASNETI_POLL_REPLIES
                                                                   : GASNETI_POLL_ALL;
-  while (!try_send(tx, reply, am)) {
+  do {
     if (!gasneti_poll(which)) gasneti_wait_backoff();
-  }
+  } while (!gasneti_pshm_try_send(tx, reply, am));
 }
 
 /* ---- receiving --------------------------------------------------------------------------- */
 static inline bool ring_ready(const gasneti_ring_rx_t *rx) {
-  const gasneti_slot_t *s = slot_at(rx->slots, rx->received);
+  const gasneti_slot_t *s = gasneti_slot_at(rx->slots, rx->received);
   return atomic_load_explicit(&s->stamp, memory_order_acquire) == rx->received + 1;
 }
 
@@ -124,13 +75,13 @@ static inline bool ring_ready(const gasneti_ring_rx_t *rx) {
 static int drain(gasneti_ring_rx_t *rx, bool requests, int max) {
   int ran = 0;
   while (ran < max && ring_ready(rx)) {
-    gasneti_slot_t *s = slot_at(rx->slots, rx->received);
+    gasneti_slot_t *s = gasneti_slot_at(rx->slots, rx->received);
     gasneti_am_t am = {.category = s->category, .handler = s->handler, .nargs = s->nargs,
                        .flags = s->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL),
                        .nbytes = s->nbytes, .chunk = s->chunk, .args = s->args, .dst = s->dst};
     gasneti_chunk_hdr_t *chunk = NULL;
     if (s->flags & GASNETI_SLOT_INLINE) {
-      am.payload = (uint8_t *)s + inline_offset(s->nargs);
+      am.payload = (uint8_t *)s + gasneti_inline_offset(s->nargs);
     } else if (s->flags & GASNETI_SLOT_OUTBOX) {
       am.payload = rx->outbox + s->aux;
       chunk = (gasneti_chunk_hdr_t *)(rx->outbox + s->aux - GASNETI_PSHM_CHUNK_HDR_BYTES);
@@ -162,27 +113,55 @@ static int poll_direct(int reply) {
   return ran;
 }
 
-/* Larger hosts: a ring needs a look when its sender's doorbell byte differs from the value the
- * receiver recorded. After draining, the record is the receiver's own count when the ring is
- * empty, else one less, so it differs again whenever messages wait: a sender is at most
- * `slots` (<= 64) messages ahead, so the byte cannot wrap around to the record. */
-static int poll_doorbells(int reply) {
-  int ran = 0;
+/* Larger hosts, second level: a ring needs a look when its sender's doorbell byte differs
+ * from the value the receiver recorded. After draining, the record is the receiver's own count
+ * when the ring is empty, else one less, so it differs again whenever messages wait: a sender
+ * is at most `slots` (<= 64) messages ahead, so the byte cannot wrap around to the record.
+ * Returns messages run; *busy is set when a ring still holds messages. */
+static int poll_group(int reply, int group, bool *busy) {
   const _Atomic uint64_t *bell = gasneti_queues.doorbell[reply];
   uint64_t *seen = gasneti_queues.seen[reply];
   gasneti_ring_rx_t *rx = gasneti_queues.rx[reply];
-  int words = (gasneti_host_size + 7) / 8;
-  for (int w = 0; w < words; w++) {
+  int first = group * (GASNETI_PSHM_GROUP / 8);
+  int last = (gasneti_host_size + 7) / 8;
+  if (last > first + GASNETI_PSHM_GROUP / 8) last = first + GASNETI_PSHM_GROUP / 8;
+  int ran = 0;
+  for (int w = first; w < last; w++) {
     uint64_t diff = atomic_load_explicit(&bell[w], memory_order_acquire) ^ seen[w];
     while (diff) {
       int byte = __builtin_ctzll(diff) / 8;
       diff &= ~(0xffull << (8 * byte));
       gasneti_ring_rx_t *r = &rx[w * 8 + byte];
       ran += drain(r, !reply, BATCH);
-      uint8_t record = (uint8_t)(ring_ready(r) ? r->received - 1 : r->received);
-      ((uint8_t *)&seen[w])[byte] = record;
+      bool left = ring_ready(r);
+      *busy |= left;
+      ((uint8_t *)&seen[w])[byte] = (uint8_t)(left ? r->received - 1 : r->received);
     }
   }
+  return ran;
+}
+
+/* First level: one summary word per group of 64 senders, holding the rank and count of its
+ * last writer: a value the receiver recorded cannot come back while that sender has more to
+ * say (it would take 2^32 messages, and a sender stalls after `slots` undrained ones). An idle
+ * poll reads one line at 512 ranks as at 5. Stores of different senders reach the receiver in
+ * one order on x86 (and ARMv8); a full look every 4096 idle polls bounds any other case. */
+enum { FULL_LOOK_EVERY = 4096 };
+
+static int poll_doorbells(int reply) {
+  const _Atomic uint64_t *summary = gasneti_queues.summary[reply];
+  uint64_t *recorded = gasneti_queues.summary_seen[reply];
+  int groups = (gasneti_host_size + GASNETI_PSHM_GROUP - 1) / GASNETI_PSHM_GROUP;
+  bool full = ++gasneti_queues.idle_polls[reply] >= FULL_LOOK_EVERY;
+  int ran = 0;
+  for (int g = 0; g < groups; g++) {
+    uint64_t now = atomic_load_explicit(&summary[g], memory_order_acquire);
+    if (now == recorded[g] && !full) continue;
+    bool busy = false;
+    ran += poll_group(reply, g, &busy);
+    recorded[g] = busy ? ~now : now; /* still busy: look again next time */
+  }
+  if (full || ran) gasneti_queues.idle_polls[reply] = 0;
   return ran;
 }
 

@@ -3,6 +3,8 @@
 #ifndef GASNETI_PSHM_QUEUE_H
 #define GASNETI_PSHM_QUEUE_H
 
+#include <string.h>
+
 #include "pshm.h"
 
 /* Sender's private view of its ring in a peer's region. */
@@ -10,6 +12,8 @@ typedef struct {
   gasneti_ring_ctl_t *ctl;
   gasneti_slot_t *slots;
   uint8_t *doorbell; /* this sender's byte among the receiver's doorbells, or NULL */
+  uint64_t *summary; /* its group's summary word at the receiver */
+  uint64_t summary_id; /* this sender's rank, in the summary word's high half */
   uint32_t sent, acked_cache;
   gasneti_spinlock_t lock; /* PAR: client threads may send to one peer at once */
 } gasneti_ring_tx_t;
@@ -38,12 +42,83 @@ typedef struct {
   uint32_t slot_mask;
   gasneti_ring_tx_t *tx[2]; /* [reply][receiver's host-local index] */
   gasneti_ring_rx_t *rx[2]; /* [reply][sender's host-local index] */
-  const _Atomic uint64_t *doorbell[2]; /* [reply]: this rank's doorbells, as words */
+  const _Atomic uint64_t *summary[2];  /* [reply]: this rank's summary words */
+  const _Atomic uint64_t *doorbell[2]; /* [reply]: this rank's doorbell bytes, as words */
+  uint64_t *summary_seen[2]; /* [reply]: per group, the summary value last acted on */
   uint64_t *seen[2];        /* [reply]: per sender, the doorbell value last acted on */
+  unsigned idle_polls[2];   /* [reply]: doorbell polls since the last full look */
   gasneti_outbox_t outbox[2]; /* [reply] */
 } gasneti_queues_t;
 
 extern gasneti_queues_t gasneti_queues;
+
+/* ---- sending: the fast path is inline, so an AM send is one function deep -------------- */
+static inline gasneti_slot_t *gasneti_slot_at(gasneti_slot_t *slots, uint32_t count) {
+  return &slots[count & gasneti_queues.slot_mask];
+}
+
+/* Inline payloads start 16-byte aligned after the arguments (any datatype fits there). */
+static inline uint32_t gasneti_inline_offset(int nargs) {
+  return (uint32_t)GASNETI_ALIGNUP(32 + 4 * (uint32_t)nargs, 16);
+}
+
+/* Copies a payload too large for the slot into this rank's outbox of the kind; false when the
+ * outbox has no room yet (queue.c). */
+bool gasneti_outbox_place(gasneti_slot_t *s, const gasneti_am_t *am, int reply, uint8_t *flags);
+/* The rest of a send whose ring or outbox was full: serves this rank's queues until it fits. */
+void gasneti_pshm_send_wait(int host_index, int reply, const gasneti_am_t *am);
+
+static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_ring_tx_t *tx, int reply,
+                                         const gasneti_am_t *am) {
+  gasneti_spin_lock(&tx->lock);
+  uint32_t slots = gasneti_queues.layout.slots;
+  if (GASNETI_UNLIKELY((uint32_t)(tx->sent - tx->acked_cache) >= slots)) {
+    tx->acked_cache = atomic_load_explicit(&tx->ctl->acked, memory_order_acquire);
+    if ((uint32_t)(tx->sent - tx->acked_cache) >= slots) {
+      gasneti_spin_unlock(&tx->lock);
+      return false;
+    }
+  }
+  gasneti_slot_t *s = gasneti_slot_at(tx->slots, tx->sent);
+  uint8_t flags = am->flags;
+  if (am->chunk) {
+    if (am->chunk <= GASNETI_PSHM_SLOT_BYTES - gasneti_inline_offset(am->nargs)) {
+      flags |= GASNETI_SLOT_INLINE;
+      memcpy((uint8_t *)s + gasneti_inline_offset(am->nargs), am->payload, am->chunk);
+    } else if (!gasneti_outbox_place(s, am, reply, &flags)) {
+      gasneti_spin_unlock(&tx->lock);
+      return false;
+    }
+  }
+  s->handler = am->handler;
+  s->category = am->category;
+  s->flags = flags;
+  s->nargs = am->nargs;
+  s->nbytes = am->nbytes;
+  s->chunk = am->chunk;
+  s->dst = am->dst;
+  if (am->nargs) memcpy(s->args, am->args, sizeof(gasnet_handlerarg_t) * am->nargs);
+  tx->sent++;
+  atomic_store_explicit(&s->stamp, tx->sent, memory_order_release);
+  /* After the slot (x86 keeps stores in order): a receiver that sees the new count finds the
+   * message. Plain stores: the receiver only compares them with what it last saw. The group's
+   * summary word holds who wrote last and its full count, so it never repeats a value the
+   * receiver recorded before draining that sender (queue.c). */
+  if (tx->doorbell) {
+    __atomic_store_n(tx->doorbell, (uint8_t)tx->sent, __ATOMIC_RELEASE);
+    __atomic_store_n(tx->summary, tx->summary_id | tx->sent, __ATOMIC_RELEASE);
+  }
+  gasneti_spin_unlock(&tx->lock);
+  return true;
+}
+
+/* Blocking send to a host peer (host-local index): while its ring or this rank's outbox is
+ * full, serves this rank's own queues. The payload is copied before it returns. */
+static inline void gasneti_pshm_send(int host_index, int reply, const gasneti_am_t *am) {
+  if (GASNETI_LIKELY(gasneti_pshm_try_send(&gasneti_queues.tx[reply][host_index], reply, am)))
+    return;
+  gasneti_pshm_send_wait(host_index, reply, am);
+}
 
 /* The rings of (region, kind, sender) and the pieces of a region, by the layout. */
 gasneti_ring_ctl_t *gasneti_ring_at(gasneti_region_t *r, int reply, int sender);

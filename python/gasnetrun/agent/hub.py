@@ -18,7 +18,7 @@ from .protocol import (BLOB_MAX, HEADER, HELLO, LEAVING, OP_ABORT, OP_EXCHANGE, 
                        OP_LEAVING, OP_NAMES)
 
 AUTH_DEADLINE = 10.0  # seconds a connection may take to prove itself
-MAX_PENDING = 64      # unauthenticated connections kept at once (the oldest goes first)
+EXTRA_PENDING = 64    # unauthenticated connections kept beyond the ranks still expected
 
 
 class RankProtocolError(Exception):
@@ -53,7 +53,7 @@ class ControlHub:
         self.handlers = handlers
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         self.listener.bind("\0" + name)
-        self.listener.listen(min(len(ranks) + MAX_PENDING, 4096))
+        self.listener.listen(min(len(ranks) + EXTRA_PENDING, 4096))
         self.listener.setblocking(False)
         self.by_rank: dict[int, Connection] = {}
         self.pending: dict[int, Connection] = {}  # fd -> unauthenticated connection
@@ -101,11 +101,14 @@ class ControlHub:
                 return
             sock.setblocking(False)
             conn = Connection(sock, time.monotonic())
-            if len(self.pending) >= MAX_PENDING:
+            # Room for every rank still expected, plus a margin; beyond, the oldest waiting
+            # connection goes (a rank sends its HELLO at once, an idle intruder does not).
+            if len(self.pending) >= len(self.ranks) - len(self.by_rank) + EXTRA_PENDING:
                 oldest = min(self.pending.values(), key=lambda c: c.opened)
                 self._drop(oldest, "too many connections waiting to authenticate")
             self.pending[sock.fileno()] = conn
             self.loop.add_reader(sock.fileno(), lambda c=conn: self._readable(c))
+            self._readable(conn)  # its HELLO is usually there already
 
     def _shed_one(self) -> None:
         """Out of descriptors: accept with the reserve one and close at once, so the listener
