@@ -13,8 +13,10 @@ import sys
 
 from . import _native, knobdocs, workdir
 from . import spawners as spawner_registry
+from .agent.main import is_this_host
 from .agent.ranks import SpawnError
 from .envcheck import EnvFileError, job_environment, validate
+from .hosts import HostError, describe, find_hosts, map_ranks
 from .ident import ProgramIdent, read_ident
 from .job import Job, Spawner, new_jobid, say
 from .plan import HostShare, Plan
@@ -26,8 +28,9 @@ MAX_RANKS = 65535
 # Long options GASNet users type with one dash; value-taking ones also consume the next token.
 SINGLE_DASH_LONG = {"np": "-n", "spawner": "--spawner", "help": "--help", "version": "--version",
                     "knobs": "--knobs", "info": "--info", "json": "--json",
-                    "env-file": "--env-file"}
-TAKES_VALUE = {"-n", "-E", "--spawner", "--np", "--env-file"}
+                    "env-file": "--env-file", "hostfile": "--hostfile", "ppn": "--ppn"}
+TAKES_VALUE = {"-n", "-E", "--spawner", "--np", "--env-file", "-H", "--hosts", "--hostfile",
+               "-N", "--ppn", "--map-by"}
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 COUNT = re.compile(r"^[0-9]+$", re.ASCII)
 
@@ -62,18 +65,38 @@ def rank_count(text: str) -> int:
     return int(text)
 
 
+def positive(text: str) -> int:
+    if not COUNT.match(text) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid count: '{text}' (expected a positive number "
+                                         "in ASCII digits)")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gasnetrun",
-        usage="gasnetrun -n N [-E VAR1,VAR2] [--env-file FILE] [-v] [-t [--json]] [-k] "
-              "[--tag-output] [-spawner=NAME] [--] prog [args]\n"
+        usage="gasnetrun -n N [-H HOSTS | --hostfile FILE] [-N NODES] [--ppn N] "
+              "[--map-by block|cyclic] [-E VAR1,VAR2] [--env-only] [--env-file FILE] [-v] "
+              "[-t [--json]] [-k] [--tag-output] [-spawner=NAME] [--] prog [args]\n"
               "       gasnetrun --knobs [NAME] [--json]\n       gasnetrun --info [--json]",
         description="Start a GASNet job of N ranks. Every GASNET_* variable the job would see is "
                     "checked against the runtime's knob table before anything starts.")
     p.add_argument("-n", "--np", dest="nranks", type=rank_count, metavar="N",
                    help="number of ranks (also -np)")
+    p.add_argument("-H", "--hosts", action="append", default=[], metavar="HOSTS",
+                   help="hosts to run on, comma-separated, with ranges: h[1-4],gpu[01-08]")
+    p.add_argument("--hostfile", metavar="FILE",
+                   help="hosts to run on: 'host', 'host slots=N' or 'host:N' lines")
+    p.add_argument("-N", dest="nodes", type=positive, metavar="NODES",
+                   help="use the first NODES hosts")
+    p.add_argument("--ppn", type=positive, metavar="N", help="ranks per host")
+    p.add_argument("--map-by", choices=["block", "cyclic"], default="block",
+                   help="block: fill a host before the next (default); cyclic: round-robin")
     p.add_argument("-E", dest="export", action="append", default=[], metavar="VAR1,VAR2",
-                   help="environment variables to propagate to every rank")
+                   help="environment variables to propagate to every rank (they always are; "
+                        "with --env-only, only these are, besides GASNET_* knobs)")
+    p.add_argument("--env-only", action="store_true",
+                   help="ranks on other hosts get only the -E variables and GASNET_* knobs")
     p.add_argument("-v", "--verbose", action="store_true", help="say what the launcher does")
     p.add_argument("-t", "--dry-run", action="store_true",
                    help="print what would run, and run nothing")
@@ -118,7 +141,7 @@ def exported_names(values: list[str]) -> list[str]:
     return names
 
 
-def choose_spawner(requested: str | None, env: dict[str, str],
+def choose_spawner(requested: str | None, env: dict[str, str], hosts: list[str],
                    found: dict[str, object]) -> tuple[Spawner, str]:
     """-spawner= > GASNET_SPAWNER > the environment; returns the spawner and why."""
     if requested:
@@ -126,11 +149,13 @@ def choose_spawner(requested: str | None, env: dict[str, str],
     elif env.get("GASNET_SPAWNER", "").strip():
         requested, why = env["GASNET_SPAWNER"].strip().lower(), "GASNET_SPAWNER"
     else:
-        for name in sorted(found):
-            spawner = found[name].create()  # type: ignore[attr-defined]
-            reason = spawner.applies(env)
-            if reason:
-                return spawner, reason
+        # The spawners that fit the situation best come first.
+        for name in ("pmi", "ssh", "local"):
+            if name in found:
+                spawner = found[name].create()  # type: ignore[attr-defined]
+                reason = spawner.applies(env, hosts)
+                if reason:
+                    return spawner, reason
         raise UsageError("no spawner applies to this environment")
     if requested not in found:
         raise UsageError(f"spawner '{requested}' (from {why}) is not available; this build has: "
@@ -176,6 +201,21 @@ def dry_run(plan: Plan, as_json: bool, spawner: Spawner, knob_lines: list[str],
         print(f"rank {r['rank']} on {r['host']}: env {env} {shlex.join(plan.argv)}", flush=True)
 
 
+def plan_hosts(spawner: Spawner, args: argparse.Namespace,
+               found: tuple[list, str] | None) -> list[HostShare]:
+    if spawner.name == "local":
+        if found and spawner.applies({}, [h.name for h in found[0]]) is None:
+            raise UsageError(f"the local spawner runs ranks on this host only, but {found[1]} "
+                             f"names other hosts ({describe(found[0])})")
+        return [HostShare(socket.gethostname(), list(range(args.nranks)))]
+    if spawner.name == "ssh" and not found:
+        raise UsageError("the ssh spawner needs hosts: -H, --hostfile, GASNET_SSH_SERVERS or a "
+                         "node file (GASNET_SSH_NODEFILE, PBS_NODEFILE, SLURM_JOB_NODELIST...)")
+    if not found:
+        return [HostShare(socket.gethostname(), list(range(args.nranks)))]
+    return map_ranks(args.nranks, found[0], args.nodes, args.ppn, args.map_by)
+
+
 def usage_error(parser: argparse.ArgumentParser, message: str) -> int:
     parser.print_usage(sys.stderr)
     print(f"gasnetrun: error: {message}", file=sys.stderr)
@@ -200,10 +240,13 @@ def main(argv: list[str] | None = None) -> int:
         program = resolve_program(args.program)
         exported = exported_names(args.export)
         settings = job_environment(dict(os.environ), exported, args.env_file)
-        spawner, why = choose_spawner(args.spawner,
-                                      {k: s.value for k, s in settings.items()},
+        plain_env = {k: s.value for k, s in settings.items()}
+        found_hosts = find_hosts(args.hosts, args.hostfile, plain_env)
+        host_names = [h.name for h in found_hosts[0]] if found_hosts else []
+        spawner, why = choose_spawner(args.spawner, plain_env, host_names,
                                       spawner_registry.available())
-    except (UsageError, EnvFileError) as err:
+        shares = plan_hosts(spawner, args, found_hosts)
+    except (UsageError, EnvFileError, HostError) as err:
         return usage_error(parser, str(err))
     for name in exported:
         if name not in settings:
@@ -216,17 +259,22 @@ def main(argv: list[str] | None = None) -> int:
               f"{'s' if len(problems) > 1 else ''} in its environment)", file=sys.stderr)
         return USAGE_ERROR
     env = {k: s.value for k, s in settings.items()}
+    notes = [f"spawner {spawner.name}: {why}"]
+    if found_hosts:
+        notes.insert(0, f"hosts from {found_hosts[1]}: {describe(found_hosts[0])}")
     plan = Plan(nranks=args.nranks, program=program, args=args.args, env=env, exported=exported,
-                hosts=[HostShare(socket.gethostname(), list(range(args.nranks)))],
-                jobid=new_jobid(), verbose=args.verbose, keep=args.keep,
-                tag_output=args.tag_output, notes=[f"spawner {spawner.name}: {why}"])
+                hosts=shares, jobid=new_jobid(), verbose=args.verbose, keep=args.keep,
+                tag_output=args.tag_output, env_only=args.env_only, notes=notes)
+    plan.notes += spawner.plan_notes(plan)
     ident = read_ident(program)
     try:
         check_program(ident, plan, spawner)
     except UsageError as err:
         return usage_error(parser, str(err))
     memory = HostMemory.here()
-    needs = [shared_memory_need(h.name, len(h.ranks), env, memory) for h in plan.hosts]
+    # This host's needs are checked here; every other host's by its agent before any rank starts.
+    local_shares = [h for h in plan.hosts if is_this_host(h.name)]
+    needs = [shared_memory_need(h.name, len(h.ranks), env, memory) for h in local_shares]
     if args.verbose or args.dry_run:
         if ident and not args.json:
             say(f"{os.path.basename(program)}: {ident.describe()}")
@@ -248,7 +296,9 @@ def main(argv: list[str] | None = None) -> int:
             print("gasnetrun: the job was not started (it does not fit in shared memory)",
                   file=sys.stderr)
             return USAGE_ERROR
-    problem = ensure_descriptors(descriptors_needed(args.nranks, args.tag_output))
+    local_ranks = sum(len(h.ranks) for h in local_shares)
+    problem = ensure_descriptors(descriptors_needed(local_ranks, args.tag_output) +
+                                 4 * (len(plan.hosts) - len(local_shares)))
     if problem:
         print(f"gasnetrun: error: {problem}", file=sys.stderr)
         return USAGE_ERROR

@@ -11,6 +11,7 @@ import time
 from typing import Mapping, Protocol
 
 from . import _native
+from .agent.output import TerminalWriter
 from .agent.protocol import EV_ABORT, EV_ENDED, EV_LEAVING
 from .loop import Loop
 from .plan import Plan
@@ -38,8 +39,12 @@ class RunningJob(Protocol):
 class Spawner(Protocol):
     name: str
 
-    def applies(self, env: Mapping[str, str]) -> str | None:
-        """Why this spawner fits a job started in this environment, or None."""
+    def applies(self, env: Mapping[str, str], hosts: list[str]) -> str | None:
+        """Why this spawner fits a job started in this environment on these hosts, or None."""
+        ...
+
+    def plan_notes(self, plan: Plan) -> list[str]:
+        """What -v and -t say about how this spawner would run the plan."""
         ...
 
     def start(self, plan: Plan, job: "Job") -> RunningJob: ...
@@ -55,6 +60,9 @@ class Job:
         self.running: RunningJob | None = None
         self._timer: int | None = None
         self.deliver = lambda seq, result: None  # set by the spawner: hands results down
+        self.started = False              # ranks were started (set by the spawner)
+        self.end_code: int | None = None  # the launcher's code when no rank ever started
+        self.sink = TerminalWriter(plan.tag_output)
 
     # ---- the upstream of the root agent ---------------------------------------------------
     def contribute(self, seq: int, entries: dict[int, bytes]) -> None:
@@ -78,7 +86,15 @@ class Job:
         self._act()
 
     def output(self, rank: int, stream: int, data: bytes) -> None:
-        raise NotImplementedError("the spawner sets the root's output sink")
+        self.sink(rank, stream, data)
+
+    def refuse(self, problems: list[str]) -> None:
+        """The start-up checks failed somewhere: nothing started, and nothing will."""
+        for problem in problems:
+            say(f"error: {problem}")
+        say(f"the job was not started ({len(problems)} problem{'s' if len(problems) > 1 else ''}"
+            " found before launch)")
+        self.end_code = 2
 
     def error(self, message: str) -> None:
         say(f"error: {message}")
@@ -117,6 +133,10 @@ class Job:
             self._timer = self.loop.call_at(deadline, self._act)
 
     def _on_signal(self, signum: int) -> None:
+        if not self.started:  # still checking hosts: nothing runs yet, so just stop
+            say(f"received {signal.Signals(signum).name} during start-up: the job was not started")
+            self.end_code = 128 + signum
+            return
         if signum in PASSED_ON:
             if self.running:
                 self.running.signal(signum)
@@ -142,8 +162,9 @@ class Job:
                     f"{self.policy.timeout:g} s")
             self.running = self.spawner.start(self.plan, self)
             self._act()
-            self.loop.run_until(lambda: self.policy.remaining == 0)
-            return self.policy.code
+            self.loop.run_until(lambda: self.end_code is not None or
+                                (self.started and self.policy.remaining == 0))
+            return self.end_code if self.end_code is not None else self.policy.code
         finally:
             leftovers = self.running.close() if self.running else []
             if leftovers and self.plan.verbose:

@@ -38,6 +38,12 @@ class Loop:
         except (KeyError, ValueError):
             pass
 
+    def add_writer(self, fd: int, callback: Callback) -> None:
+        """callback runs whenever fd can take more bytes, until remove_writer(fd)."""
+        self._sel.register(fd, selectors.EVENT_WRITE, callback)
+
+    remove_writer = remove_reader
+
     def has_reader(self, fd: int) -> bool:
         try:
             self._sel.get_key(fd)

@@ -24,6 +24,7 @@ class Plan:
     verbose: bool = False
     keep: bool = False
     tag_output: bool = False
+    env_only: bool = False        # remote ranks get only the -E names (and GASNET_* knobs)
     notes: list[str] = field(default_factory=list)  # what -v says about how the plan was made
 
     @property

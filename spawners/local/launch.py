@@ -7,7 +7,6 @@ import sys
 from typing import Mapping
 
 from gasnetrun.agent.agent import Agent, AgentSpec
-from gasnetrun.agent.output import TerminalWriter
 from gasnetrun.job import Job, RunningJob
 from gasnetrun.plan import Plan
 
@@ -17,8 +16,14 @@ name = "local"
 class LocalSpawner:
     name = name
 
-    def applies(self, env: Mapping[str, str]) -> str | None:
-        return "the job runs on this host only"
+    def applies(self, env: Mapping[str, str], hosts: list[str]) -> str | None:
+        from gasnetrun.agent.main import is_this_host
+        if all(is_this_host(h) for h in hosts):
+            return "the job runs on this host only"
+        return None
+
+    def plan_notes(self, plan: Plan) -> list[str]:
+        return []
 
     def start(self, plan: Plan, job: Job) -> RunningJob:
         # Rank 0 may read piped input; a terminal stays with gasnetrun (a background process
@@ -29,10 +34,11 @@ class LocalSpawner:
                          subtree=list(range(plan.nranks)), nranks=plan.nranks, argv=plan.argv,
                          env=plan.env, stdin_rank=0 if stdin_ok else None,
                          pipe_output=plan.tag_output)
-        agent = Agent(job.loop, spec, job, sink=TerminalWriter(plan.tag_output),
+        agent = Agent(job.loop, spec, job, sink=job.sink,
                       log=job_log(plan))
         job.deliver = agent.deliver
         agent.start()
+        job.started = True
         return agent
 
 

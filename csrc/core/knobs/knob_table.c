@@ -43,7 +43,20 @@ static const gasneti_knob_t table[] = {
     {"GASNET_SSH_SERVERS", GASNETI_KNOB_LIST, "", 0, 0, NULL, "", J, "all",
      "Hosts the ssh spawner may start ranks on, comma-separated (e.g. node1,node2).", NOT_TUNED},
     {"GASNET_SSH_CMD", GASNETI_KNOB_STRING, "ssh", 0, 0, NULL, "", J, "all",
-     "Remote shell command the ssh spawner runs.", NOT_TUNED},
+     "Remote shell command the ssh spawner runs (split like a shell would, e.g. 'ssh -q').",
+     NOT_TUNED},
+    {"GASNET_SSH_OPTIONS", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",
+     "More options for the remote shell command, split like a shell would (e.g. '-p 2222 -F "
+     "cfg').", NOT_TUNED},
+    {"GASNET_SSH_NODEFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", J, "all",
+     "File of hosts for the ssh spawner: 'host', 'host slots=N' or 'host:N' lines.", NOT_TUNED},
+    {"GASNET_NODEFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", J, "all",
+     "File of hosts (as GASNET_SSH_NODEFILE), read when that one is not set.", NOT_TUNED},
+    {"GASNET_SSH_OUT_DEGREE", GASNETI_KNOB_INT, "32", 0, 4096, NULL, "agents", J, "all",
+     "Children each agent of the ssh spawner's tree starts (0: gasnetrun starts every host's "
+     "agent itself).", NOT_TUNED},
+    {"GASNET_SSH_REMOTE_PATH", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",
+     "Working directory of the ranks on other hosts (default: gasnetrun's own).", NOT_TUNED},
     /* ---- AM flow control and network resources (network conduits) ---- */
     {"GASNET_RCV_THREAD", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "udp,ibv",
      "Run a thread that serves incoming AMs while the application computes.", NOT_TUNED},

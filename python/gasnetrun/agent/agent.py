@@ -31,11 +31,15 @@ class AgentSpec:
     argv: list[str]
     env: dict[str, str]       # what every rank sees, before its GASNETRUN_* variables
     stdin_rank: int | None = None  # the rank that reads the agent's stdin, if any
+    stdin_pipe: bool = False       # that rank's input arrives from the launcher (feed_stdin)
     pipe_output: bool = False
+    host_env: bool = False         # ranks start from this host's environment (remote agents)
     children: list[int] = field(default_factory=list)  # agent indices below this one
 
     def rank_env(self, rank: int, socket_name: str) -> dict[str, str]:
-        return {**self.env, "GASNETRUN_SOCKET": socket_name, "GASNETRUN_COOKIE": self.cookie,
+        base = {k: v for k, v in os.environ.items() if not k.startswith("GASNETRUN_")} \
+            if self.host_env else {}
+        return {**base, **self.env, "GASNETRUN_SOCKET": socket_name, "GASNETRUN_COOKIE": self.cookie,
                 "GASNETRUN_JOBID": self.jobid, "GASNETRUN_RANK": str(rank),
                 "GASNETRUN_SIZE": str(self.nranks), "GASNETRUN_PID": str(os.getpid())}
 
@@ -73,6 +77,7 @@ class Agent:
         self.collect: dict[int, dict[int, bytes]] = {}
         self.next_seq: dict[int, int] = {r: 0 for r in spec.ranks}
         self.splitter = LineSplitter(sink or upstream.output)
+        self.stdin_pending: list[bytes] = []
         handlers = Handlers()
         handlers.exchange = self._on_exchange
         handlers.leaving = lambda r, code, ends: self._event(EV_LEAVING, r, code, int(ends))
@@ -87,7 +92,9 @@ class Agent:
         """Starts every rank of this host; on failure none is left running (SpawnError)."""
         try:
             for rank in self.spec.ranks:
-                stdin = "" if rank == self.spec.stdin_rank else None
+                stdin = None
+                if rank == self.spec.stdin_rank:
+                    stdin = "pipe" if self.spec.stdin_pipe else ""
                 proc = spawn_rank(rank, self.spec.argv, self.spec.rank_env(rank, self.hub.address),
                                   stdin, self.spec.pipe_output)
                 self.procs[rank] = proc
@@ -97,6 +104,38 @@ class Agent:
         except SpawnError:
             self.kill_all()
             raise
+
+    def feed_stdin(self, data: bytes) -> None:
+        """Input for the stdin rank, forwarded from the launcher; empty data ends it. Bytes the
+        rank has not read yet wait here, so the agent never blocks on it."""
+        proc = self.procs.get(self.spec.stdin_rank) if self.spec.stdin_rank is not None else None
+        if proc is None or proc.stdin is None:
+            return
+        if not self.stdin_pending:
+            self.loop.add_writer(proc.stdin, lambda p=proc: self._write_stdin(p))
+        self.stdin_pending.append(data)
+
+    def _write_stdin(self, proc: RankProcess) -> None:
+        assert proc.stdin is not None
+        data = self.stdin_pending[0]
+        try:
+            if not data:
+                raise BrokenPipeError  # the launcher's input ended: so does the rank's
+            n = os.write(proc.stdin, data)
+        except BlockingIOError:
+            return
+        except OSError:  # ended, or the rank stopped reading
+            self.loop.remove_writer(proc.stdin)
+            os.close(proc.stdin)
+            proc.stdin = None
+            self.stdin_pending.clear()
+            return
+        if n < len(data):
+            self.stdin_pending[0] = data[n:]
+            return
+        self.stdin_pending.pop(0)
+        if not self.stdin_pending:
+            self.loop.remove_writer(proc.stdin)
 
     def _on_output(self, proc: RankProcess, stream: int, fd: int) -> None:
         try:
@@ -189,6 +228,10 @@ class Agent:
                 self.loop.remove_reader(fd)
                 os.close(fd)
             proc.pipes.clear()
+            if proc.stdin is not None:
+                self.loop.remove_writer(proc.stdin)
+                os.close(proc.stdin)
+                proc.stdin = None
         self.hub.close()
         return remove_shm_leftovers(self.spec.jobid)
 

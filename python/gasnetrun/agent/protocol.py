@@ -18,7 +18,9 @@ BLOB_MAX = 1024
 # ---- agent <-> parent agent ----------------------------------------------------------------
 TREE_HEADER = struct.Struct("!II")  # type, length
 (T_CHALLENGE, T_AUTH, T_CONTRIB, T_RESULT, T_EVENT, T_OUTPUT, T_SIGNAL, T_ERROR,
- T_READY, T_SHUTDOWN) = range(1, 11)
+ T_READY, T_SHUTDOWN, T_GO, T_PROBLEM, T_STDIN) = range(1, 14)
+# T_READY: the subtree passed its checks; T_PROBLEM: a check failed (text), the job must not
+# start; T_GO: start the ranks; T_STDIN: bytes for rank 0's standard input (empty: its end).
 TREE_MAX_FRAME = 256 << 20
 NONCE_LEN = 16
 # T_EVENT kinds

@@ -26,6 +26,7 @@ class RankProcess:
     pid: int
     pidfd: int
     pipes: dict[int, int] = field(default_factory=dict)  # stream (1, 2) -> read end
+    stdin: int | None = None  # write end of its input, when the launcher feeds it
     ended: bool = False
 
 
@@ -47,13 +48,19 @@ def spawn_error(rank: int, argv0: str, err: OSError) -> SpawnError:
 
 def spawn_rank(rank: int, argv: list[str], env: dict[str, str], stdin_from: str | None,
                pipe_output: bool) -> RankProcess:
-    """Starts one rank. stdin_from None: /dev/null; '' : inherit the agent's stdin."""
+    """Starts one rank. stdin_from None: /dev/null; '': the agent's own stdin; 'pipe': a pipe
+    the agent writes (RankProcess.stdin)."""
     actions: list[tuple] = []
     if stdin_from is None:
         actions.append((os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
     reads: dict[int, int] = {}
     writes: list[int] = []
+    feed: int | None = None
     try:
+        if stdin_from == "pipe":
+            r, feed = os.pipe2(os.O_CLOEXEC)
+            writes.append(r)  # the child's end: closed here once it started
+            actions.append((os.POSIX_SPAWN_DUP2, r, 0))
         if pipe_output:
             for stream in (1, 2):
                 r, w = os.pipe2(os.O_CLOEXEC)
@@ -62,19 +69,19 @@ def spawn_rank(rank: int, argv: list[str], env: dict[str, str], stdin_from: str 
                 actions.append((os.POSIX_SPAWN_DUP2, w, stream))
         pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setpgroup=0,
                              setsigdef=DEFAULT_SIGNALS)
-    except OSError as err:
-        for fd in list(reads.values()) + writes:
+    except (OSError, ValueError) as err:
+        for fd in list(reads.values()) + writes + ([feed] if feed is not None else []):
             os.close(fd)
-        raise spawn_error(rank, argv[0], err) from err
-    except ValueError as err:  # e.g. a NUL byte that slipped through
-        for fd in list(reads.values()) + writes:
-            os.close(fd)
-        raise SpawnError(f"cannot start rank {rank}: {err}") from err
+        if isinstance(err, OSError):
+            raise spawn_error(rank, argv[0], err) from err
+        raise SpawnError(f"cannot start rank {rank}: {err}") from err  # e.g. a NUL byte
     for w in writes:
         os.close(w)
     for r in reads.values():
         os.set_blocking(r, False)
-    return RankProcess(rank, pid, os.pidfd_open(pid), reads)
+    if feed is not None:
+        os.set_blocking(feed, False)
+    return RankProcess(rank, pid, os.pidfd_open(pid), reads, feed)
 
 
 def status_of(pid: int) -> tuple[int, int]:

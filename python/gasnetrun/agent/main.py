@@ -1,0 +1,138 @@
+"""A remote agent's process (`gasnetrun --agent`, started over ssh or by its parent agent):
+reads its instructions from stdin, joins its parent over TCP, starts its own children and its
+host's ranks, and relays. It ends when the parent orders it, or at once, killing its ranks,
+when its stdin closes or the parent's connection drops (nothing outlives the launcher)."""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from dataclasses import asdict
+
+from ..loop import Loop
+from .agent import AgentSpec
+from .node import TreeNode
+from .protocol import T_GO, T_RESULT, T_SHUTDOWN, T_SIGNAL, T_STDIN
+from .ranks import SpawnError
+from .starter import SshSettings, read_instructions
+from .topology import AgentNode
+from .tree import SEQ, ParentLink
+
+
+def local_address_towards(host: str) -> str:
+    """The address of this host on the route to `host` (what a child there can connect to)."""
+    try:
+        target = socket.getaddrinfo(host, 9, socket.AF_INET, socket.SOCK_DGRAM)[0][4][0]
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            probe.connect((target, 9))
+            return str(probe.getsockname()[0])
+        finally:
+            probe.close()
+    except OSError:
+        return socket.gethostname()
+
+
+def is_this_host(name: str) -> bool:
+    if name in ("localhost", "127.0.0.1", "::1"):
+        return True
+    me = socket.gethostname()
+    if name in (me, me.split(".")[0]):
+        return True
+    try:
+        mine = {a[4][0] for a in socket.getaddrinfo(me, None)}
+        theirs = {a[4][0] for a in socket.getaddrinfo(name, None)}
+    except OSError:
+        return False
+    return bool(mine & theirs)
+
+
+def subtree_of(nodes: list[AgentNode], index: int) -> list[int]:
+    out, todo = [], [index]
+    while todo:
+        i = todo.pop()
+        out.append(i)
+        todo += nodes[i].children
+    return sorted(out)
+
+
+def instructions(nodes: list[AgentNode], specs: dict[int, AgentSpec], node: AgentNode,
+                 cookie: str, ssh: SshSettings, parent_host: str, parent_port: int) -> dict:
+    return {"cookie": cookie, "parent": [parent_host, parent_port], "index": node.index,
+            "nodes": [asdict(n) for n in nodes],
+            "specs": {str(i): asdict(specs[i]) for i in subtree_of(nodes, node.index)},
+            "ssh": ssh.to_json()}
+
+
+def main() -> int:
+    try:
+        instr = read_instructions(sys.stdin.buffer)
+    except (EOFError, ValueError) as err:
+        print(f"gasnetrun agent on {socket.gethostname()}: bad instructions: {err}",
+              file=sys.stderr)
+        return 2
+    cookie = str(instr["cookie"])
+    index = int(instr["index"])  # type: ignore[call-overload]
+    nodes = [AgentNode(**n) for n in instr["nodes"]]  # type: ignore[union-attr]
+    specs = {int(k): AgentSpec(**v) for k, v in instr["specs"].items()}  # type: ignore[union-attr]
+    ssh = SshSettings.from_json(instr["ssh"])  # type: ignore[arg-type]
+    host, port = instr["parent"]  # type: ignore[misc]
+    here = socket.gethostname()
+    loop = Loop()
+    try:
+        parent = ParentLink(loop, host, int(port), cookie, index)
+    except (OSError, ConnectionError) as err:
+        print(f"gasnetrun agent on {here}: cannot join its parent at {host}:{port}: {err}",
+              file=sys.stderr)
+        return 1
+    node = TreeNode(loop, nodes, index, lambda n: specs[n.index], parent, ssh, is_this_host,
+                    log=lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr))
+    node.send_up = parent.send
+    state = {"shutdown": False, "lost": False}
+
+    def on_parent() -> None:
+        frames = parent.read()
+        if frames is None:
+            state["lost"] = True
+            return
+        for kind, payload in frames:
+            if kind == T_RESULT:
+                (seq,) = SEQ.unpack_from(payload)
+                node.deliver(seq, payload[SEQ.size:])
+            elif kind == T_SIGNAL:
+                node.signal(int.from_bytes(payload[:4], "big"))
+            elif kind == T_SHUTDOWN:
+                state["shutdown"] = True
+            elif kind == T_GO:
+                node.go()
+            elif kind == T_STDIN:
+                node.stdin(payload)
+
+    def on_stdin() -> None:
+        try:
+            data = os.read(0, 4096)
+        except OSError:
+            data = b""
+        if not data:
+            state["lost"] = True
+
+    loop.add_reader(parent.sock.fileno(), on_parent)
+    loop.add_reader(0, on_stdin)
+    try:
+        node.start(cookie, lambda n, port: instructions(
+            nodes, specs, n, cookie, ssh, local_address_towards(n.host), port))
+        loop.run_until(lambda: state["lost"] or (state["shutdown"] and not node.agent.running))
+    except SpawnError as err:
+        try:
+            parent.error(f"on {here}: {err}")
+        except ConnectionError:
+            pass
+        node.close()
+        return 1
+    except ConnectionError:
+        pass
+    node.close()
+    # Give the last frames (rank ends, output) time to leave before the socket goes.
+    time.sleep(0.01)
+    return 0 if not state["lost"] else 1

@@ -1,0 +1,214 @@
+"""An agent in the tree: its own ranks (an Agent), the child agents it starts and serves over
+its TCP listener, and its upstream. gasnetrun's root and every remote agent run this.
+
+Start-up has two phases so that a job that cannot run on some host never starts anywhere:
+every agent checks its host (the program, shared memory, descriptors) and reports up
+(T_PROBLEM for each problem, then T_READY for its subtree); only when every host passed does
+the root order T_GO, and the ranks start."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from typing import Callable
+
+from ..loop import Loop
+from ..resources import HostMemory, ensure_descriptors, descriptors_needed, shared_memory_need
+from .agent import Agent, AgentSpec, Upstream
+from .output import Sink
+from .protocol import T_GO, T_PROBLEM, T_READY, T_STDIN
+from .ranks import SpawnError
+from .starter import SshSettings, start_agent, stop_agent
+from .topology import AgentNode
+from .tree import ChildLink, TreeListener, dispatch_child_frame, frame
+
+START_DEADLINE = 60.0  # seconds for every agent to join and check its host
+
+
+def check_host(spec: AgentSpec, host: str) -> list[str]:
+    """What keeps this host from running its share of the job, if anything."""
+    problems = []
+    program = spec.argv[0]
+    if not os.path.exists(program):
+        problems.append(f"host {host}: program {program} does not exist there")
+    elif os.path.isdir(program) or not os.access(program, os.X_OK):
+        problems.append(f"host {host}: program {program} is not an executable file there")
+    if spec.ranks:
+        need = shared_memory_need(host, len(spec.ranks), spec.env, HostMemory.here())
+        if need.problem:
+            problems.append(need.describe())
+        fds = ensure_descriptors(descriptors_needed(len(spec.ranks), spec.pipe_output))
+        if fds:
+            problems.append(f"host {host}: {fds}")
+    return problems
+
+
+class TreeNode:
+    def __init__(self, loop: Loop, nodes: list[AgentNode], me: int,
+                 make_spec: Callable[[AgentNode], AgentSpec], upstream: Upstream,
+                 ssh: SshSettings, is_local: Callable[[str], bool],
+                 sink: Sink | None = None, log: Callable[[str], None] | None = None,
+                 on_checked: Callable[[list[str]], None] | None = None) -> None:
+        self.loop = loop
+        self.nodes = nodes
+        self.me = nodes[me]
+        self.upstream = upstream
+        self.ssh = ssh
+        self.is_local = is_local
+        self.log = log or (lambda message: None)
+        self.spec = make_spec(self.me)
+        self.agent = Agent(loop, self.spec, upstream, sink=sink, log=log)
+        self.procs: dict[int, subprocess.Popen] = {}
+        self.joined: set[int] = set()
+        self.checked: set[int] = set()   # children whose subtree finished its checks
+        self.problems: list[str] = []
+        self.own_checked = False
+        self.reported = False
+        self.started = False
+        self.last_signal: int | None = None
+        self.listener: TreeListener | None = None
+        self.finished = False
+        # The root decides: on_checked(problems) once the whole tree has checked. Other nodes
+        # report up (T_PROBLEM, T_READY) through send_up.
+        self.on_checked = on_checked
+        self.send_up: Callable[[int, bytes], None] = lambda kind, payload: None
+        self.stdin_buffer: list[bytes] = []
+
+    # ---- phase 1: start the children, check this host --------------------------------------
+    def start(self, cookie: str, instructions_for: Callable[[AgentNode, int], dict]) -> None:
+        if self.me.children:
+            expected = {c: (self.nodes[c].host, self.nodes[c].subtree) for c in self.me.children}
+            self.listener = TreeListener(self.loop, cookie, expected, self._joined,
+                                         self._frame, self._lost,
+                                         lambda why: self.log(f"agent socket: dropped a "
+                                                              f"connection: {why}"))
+            for c in self.me.children:
+                node = self.nodes[c]
+                try:
+                    proc = start_agent(node.host, self.is_local(node.host), self.ssh,
+                                       instructions_for(node, self.listener.port),
+                                       self.ssh.remote_path)
+                except OSError as err:
+                    self._problem(f"host {node.host}: cannot start its agent: {err.strerror}")
+                    self.checked.add(c)
+                    continue
+                self.procs[c] = proc
+                pidfd = os.pidfd_open(proc.pid)
+                self.loop.add_reader(pidfd, lambda c=c, fd=pidfd: self._agent_ended(c, fd))
+            self._deadline = self.loop.call_later(START_DEADLINE, self._start_deadline)
+        for problem in check_host(self.spec, self.me.host):
+            self._problem(problem)
+        self.own_checked = True
+        self._maybe_checked()
+
+    def _problem(self, text: str) -> None:
+        self.problems.append(text)
+        if self.on_checked is None:
+            self.send_up(T_PROBLEM, text.encode())
+
+    def _maybe_checked(self) -> None:
+        if self.reported or not self.own_checked or self.checked != set(self.me.children):
+            return
+        self.reported = True
+        if self.me.children:
+            self.loop.cancel(self._deadline)
+        if self.on_checked is not None:
+            self.on_checked(self.problems)
+        else:
+            self.send_up(T_READY, b"")
+
+    def _start_deadline(self) -> None:
+        for c in self.me.children:
+            if c not in self.checked:
+                self._problem(f"host {self.nodes[c].host}: its agent did not answer within "
+                              f"{START_DEADLINE:g} s")
+                self.checked.add(c)
+        self._maybe_checked()
+
+    # ---- phase 2: start the ranks ----------------------------------------------------------
+    def go(self) -> None:
+        """Every host passed: start the ranks here and below."""
+        self.started = True
+        for link in self.agent.children:
+            link.sock_send(frame(T_GO))
+        self.agent.start()
+        for data in self.stdin_buffer:
+            self.stdin(data)
+        self.stdin_buffer.clear()
+
+    def stdin(self, data: bytes) -> None:
+        """Bytes for rank 0's standard input (empty: end of input), towards whoever has it."""
+        if not self.started:
+            self.stdin_buffer.append(data)
+            return
+        if 0 in self.spec.ranks:
+            self.agent.feed_stdin(data)
+            return
+        for link in self.agent.children:
+            if 0 in link.subtree:
+                link.sock_send(frame(T_STDIN, data))
+
+    # ---- children ----------------------------------------------------------------------------
+    def _joined(self, link: ChildLink) -> None:
+        self.joined.add(link.index)
+        self.agent.children.append(link)
+        if self.last_signal is not None:  # the job ended before it joined
+            link.send_signal(self.last_signal)
+
+    def _frame(self, link: ChildLink, kind: int, payload: bytes) -> None:
+        if kind == T_PROBLEM:
+            self._problem(payload.decode(errors="replace"))
+        elif kind == T_READY:
+            self.checked.add(link.index)
+            self._maybe_checked()
+        else:
+            dispatch_child_frame(self.agent, self.upstream, link, kind, payload)
+
+    def _lost(self, link: ChildLink) -> None:
+        if link in self.agent.children:
+            self.agent.children.remove(link)
+        if self.finished:
+            return
+        if not self.reported:
+            self._problem(f"host {link.host}: its agent closed the connection during start-up")
+            self.checked.add(link.index)
+            self._maybe_checked()
+        else:
+            self.upstream.error(f"lost the agent of host {link.host} (its connection closed)")
+
+    def _agent_ended(self, index: int, pidfd: int) -> None:
+        self.loop.remove_reader(pidfd)
+        os.close(pidfd)
+        proc = self.procs[index]
+        code = proc.wait()
+        if self.finished:
+            return
+        host = self.nodes[index].host
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"code {code}"
+        if index not in self.checked:
+            self._problem(f"host {host}: its agent could not start ({'ssh' if not self.is_local(host) else 'the agent'} "
+                          f"ended with {how}; see the messages above)")
+            self.checked.add(index)
+            self._maybe_checked()
+        elif self.started:
+            self.upstream.error(f"the agent of host {host} ended with {how} before the job did")
+
+    # ---- running and ending --------------------------------------------------------------
+    def deliver(self, seq: int, result: bytes) -> None:
+        self.agent.deliver(seq, result)
+
+    def signal(self, signum: int) -> None:
+        self.last_signal = signum
+        self.agent.signal(signum)
+
+    def close(self) -> list[str]:
+        self.finished = True
+        for link in list(self.agent.children):
+            link.shutdown()
+        deadline = time.monotonic() + 5.0
+        for proc in self.procs.values():
+            stop_agent(proc, max(0.1, deadline - time.monotonic()))
+        if self.listener:
+            self.listener.close()
+        return self.agent.close()

@@ -1,0 +1,97 @@
+"""Starting child agents: over ssh on another host, or as a plain child process when the host
+is the parent's own. The agent's instructions (its share of the job, its subtree, the per-job
+cookie) travel on the process's stdin, never on a command line or in an environment that
+other users' `ps` could show; the agent ends when that stdin closes (its ssh or parent died)."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# OpenSSH options for unattended use: never prompt, fail fast on a dead host, notice a dead
+# connection, and keep host keys of short-lived test hosts from blocking a job.
+BATCH_OPTIONS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
+                 "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR", "-T"]
+
+
+@dataclass
+class SshSettings:
+    command: list[str] = field(default_factory=lambda: ["ssh"])
+    options: list[str] = field(default_factory=list)
+    remote_path: str | None = None  # working directory on the remote hosts
+
+    def to_json(self) -> dict[str, object]:
+        return {"command": self.command, "options": self.options, "remote_path": self.remote_path}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> "SshSettings":
+        return cls(list(data["command"]), list(data["options"]),  # type: ignore[call-overload]
+                   data.get("remote_path"))  # type: ignore[arg-type]
+
+
+def agent_command() -> list[str]:
+    """How to run an agent: this interpreter and this gasnetrun, by the same paths (the install
+    is expected at the same place on every host, like the program)."""
+    script = Path(sys.argv[0]).resolve()
+    if script.name != "gasnetrun":  # run as a module: find the launcher beside the package
+        script = Path(__file__).resolve().parents[3] / "bin" / "gasnetrun"
+    return [sys.executable, str(script), "--agent"]
+
+
+def encode_instructions(instructions: dict[str, object]) -> bytes:
+    body = json.dumps(instructions).encode()
+    return f"{len(body)}\n".encode() + body
+
+
+def start_agent(host: str, local: bool, ssh: SshSettings, instructions: dict[str, object],
+                workdir: str | None) -> subprocess.Popen:
+    command = agent_command()
+    if not local:
+        remote = shlex.join(command)
+        if workdir:
+            remote = f"cd {shlex.quote(workdir)} && exec {remote}"
+        command = [*ssh.command, *BATCH_OPTIONS, *ssh.options, host, remote]
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True,
+                            preexec_fn=_die_with_parent if local else None)
+    assert proc.stdin is not None
+    proc.stdin.write(encode_instructions(instructions))
+    proc.stdin.flush()
+    return proc
+
+
+def _die_with_parent() -> None:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def read_instructions(stream) -> dict[str, object]:
+    header = stream.readline()
+    if not header:
+        raise EOFError("no instructions on stdin")
+    body = stream.read(int(header))
+    return json.loads(body)
+
+
+def stop_agent(proc: subprocess.Popen, grace: float = 2.0) -> None:
+    """Closing its stdin is the order to go; a process that does not is killed."""
+    try:
+        if proc.stdin:
+            proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()

@@ -1,0 +1,115 @@
+"""The ssh spawner's launch side: gasnetrun is the root of a tree of per-host agents started
+over ssh (a host named like the starting agent's own is started as a plain process); each runs
+its host's ranks with the local spawner's protocol and relays collectives, events, output and
+signals over TCP."""
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import sys
+from typing import Mapping
+
+from gasnetrun import _native
+from gasnetrun.agent.agent import AgentSpec
+from gasnetrun.agent.main import instructions, is_this_host, local_address_towards
+from gasnetrun.agent.node import TreeNode
+from gasnetrun.agent.starter import SshSettings
+from gasnetrun.agent.topology import AgentNode, build_tree, depth
+from gasnetrun.job import Job, RunningJob
+from gasnetrun.plan import Plan
+
+name = "ssh"
+
+# Variables that describe the caller's own session or host: never sent to other hosts.
+DENY = {"SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY",
+        "DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "HOSTNAME", "HOST", "PWD", "OLDPWD",
+        "SHLVL", "_", "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "XDG_SESSION_TYPE",
+        "XDG_SESSION_CLASS", "DBUS_SESSION_BUS_ADDRESS", "TMUX", "TMUX_PANE", "STY",
+        "WINDOWID", "TERM_SESSION_ID", "KRB5CCNAME", "MAIL", "LOGNAME", "USER", "HOME",
+        "SHELL", "PS1", "PROMPT_COMMAND"}
+
+
+def propagated(env: Mapping[str, str], exported: list[str], only: bool) -> dict[str, str]:
+    """What every remote rank gets on top of its host's login environment: everything but the
+    deny-list, or with --env-only just the -E names and GASNET_* knobs."""
+    if only:
+        return {k: v for k, v in env.items() if k in exported or k.startswith("GASNET_")}
+    return {k: v for k, v in env.items()
+            if (k not in DENY or k in exported) and not k.startswith("GASNETRUN_")}
+
+
+def ssh_settings(env: Mapping[str, str]) -> SshSettings:
+    command = shlex.split(env.get("GASNET_SSH_CMD", "").strip() or "ssh")
+    options = shlex.split(env.get("GASNET_SSH_OPTIONS", "").strip())
+    remote = env.get("GASNET_SSH_REMOTE_PATH", "").strip() or os.getcwd()
+    return SshSettings(command, options, remote)
+
+
+class SshSpawner:
+    name = name
+
+    def applies(self, env: Mapping[str, str], hosts: list[str]) -> str | None:
+        remote = [h for h in hosts if not is_this_host(h)]
+        if remote:
+            return f"the job's hosts include {len(remote)} other than this one"
+        return None
+
+    def plan_notes(self, plan: Plan) -> list[str]:
+        nodes = self._tree(plan)
+        return [f"agent tree: {len(nodes)} agents, out-degree {self.degree(plan)}, depth "
+                f"{depth(nodes)}"]
+
+    def degree(self, plan: Plan) -> int:
+        text = plan.env.get("GASNET_SSH_OUT_DEGREE", "").strip()
+        return int(_native.check("GASNET_SSH_OUT_DEGREE", text).split(":")[1]) if text else 32
+
+    def _tree(self, plan: Plan) -> list[AgentNode]:
+        return build_tree(plan.hosts, socket.gethostname(), is_this_host, self.degree(plan))
+
+    def start(self, plan: Plan, job: Job) -> RunningJob:
+        nodes = self._tree(plan)
+        ssh = ssh_settings(plan.env)
+        remote_env = propagated(plan.env, plan.exported, plan.env_only)
+        stdin_ok = sys.stdin is not None and not sys.stdin.isatty()
+        specs = {}
+        for node in nodes:
+            local = node.index == 0
+            specs[node.index] = AgentSpec(
+                jobid=plan.jobid, cookie=job.cookie, index=node.index, host=node.host,
+                ranks=node.ranks, subtree=node.subtree, nranks=plan.nranks, argv=plan.argv,
+                env=plan.env if local else remote_env,
+                stdin_rank=0 if (stdin_ok and 0 in node.ranks) else None,
+                stdin_pipe=not local, pipe_output=plan.tag_output or not local,
+                host_env=not local, children=node.children)
+        log = (lambda m: print(f"gasnetrun: {m}", file=sys.stderr, flush=True)) \
+            if plan.verbose else None
+        root = TreeNode(job.loop, nodes, 0, lambda n: specs[n.index], job, ssh, is_this_host,
+                        sink=job.sink, log=log, on_checked=lambda problems: checked(problems))
+        job.deliver = root.deliver
+
+        def checked(problems: list[str]) -> None:
+            if problems:
+                job.refuse(problems)
+                return
+            root.go()
+            job.started = True
+            if stdin_ok and 0 not in nodes[0].ranks:
+                job.loop.add_reader(0, forward_stdin)
+
+        def forward_stdin() -> None:
+            try:
+                data = os.read(0, 1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                job.loop.remove_reader(0)
+            root.stdin(data)
+
+        root.start(job.cookie, lambda n, port: instructions(
+            nodes, specs, n, job.cookie, ssh, local_address_towards(n.host), port))
+        return root
+
+
+def create() -> SshSpawner:
+    return SshSpawner()
