@@ -73,6 +73,8 @@ static inline bool gasneti_pshm_reachable(gasnet_node_t rank) {
 
 /* Build the host and supernode maps from every rank's host name (gasnet_init). */
 void gasneti_hostmap_build(void);
+/* The name of the host a rank runs on (for messages). */
+const char *gasneti_host_name(gasnet_node_t rank);
 
 /* ---- bootstrap --------------------------------------------------------------------- */
 #include "bootstrap.h"

@@ -12,6 +12,9 @@ int gasneti_host_size, gasneti_host_index, gasneti_snode_size, gasneti_snode_ind
 int *gasneti_host_local;
 uintptr_t *gasneti_pshm_offset;
 uint8_t *gasneti_pshm_reach;
+static char (*host_names)[64]; /* per host index, for messages */
+
+const char *gasneti_host_name(gasnet_node_t rank) { return host_names[gasneti_host_of[rank]]; }
 
 void gasneti_hostmap_build(void) {
   int n = gasneti_nodes;
@@ -42,6 +45,9 @@ void gasneti_hostmap_build(void) {
     gasneti_supernode_of[r] = (gasnet_node_t)open_snode[h];
   }
   gasneti_host_count = (gasnet_node_t)hosts;
+  host_names = gasneti_calloc((size_t)hosts, sizeof *host_names);
+  for (int h = 0; h < hosts; h++)
+    snprintf(host_names[h], sizeof host_names[h], "%.63s", &names[first_of_host[h] * NAMELEN]);
   gasneti_supernode_count = (gasnet_node_t)snodes;
 
   gasnet_node_t me = gasneti_mynode;

@@ -86,10 +86,10 @@ int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsiz
   }
   int rc = gasneti_register_client_handlers(table, numentries);
   if (rc != GASNET_OK) return rc;
+  gasneti_barrier_init(); /* every handler exists before anything can arrive */
+  gasneti_rma_am_init();
   gasneti_segment_attach(segsize);
   gasnetc_attach(gasneti_seginfo[gasneti_mynode].addr, gasneti_seginfo[gasneti_mynode].size);
-  gasneti_barrier_init();
-  gasneti_rma_am_init();
   gasneti_boot->barrier(); /* every rank's handlers and segment are ready */
   gasneti_attach_done = 1;
   return GASNET_OK;

@@ -62,8 +62,16 @@ int main(int argc, char **argv) {
         "error name %s", gasnet_ErrorName(GASNET_ERR_BARRIER_MISMATCH));
   CHECK(strlen(gasnet_ErrorDesc(GASNET_ERR_NOT_READY)) > 0, "empty error description");
   CHECK(gasnet_AMMaxMedium() >= 512 && gasnet_AMMaxLongRequest() >= 512, "AM limits too small");
-  CHECK(strstr(GASNET_CONFIG_STRING, "CONDUIT=smp") != NULL, "config %s", GASNET_CONFIG_STRING);
-  CHECK(GASNET_PSHM == 1 && GASNET_CONDUIT_SMP == 1 && GASNET_SEGMENT_FAST == 1, "config macros");
+  CHECK(strstr(GASNET_CONFIG_STRING, "CONDUIT=" GASNET_CONDUIT_NAME_STR) != NULL, "config %s",
+        GASNET_CONFIG_STRING);
+#if defined(GASNET_CONDUIT_SMP)
+  CHECK(GASNET_CONDUIT_SMP == 1, "GASNET_CONDUIT_SMP");
+#elif defined(GASNET_CONDUIT_UDP)
+  CHECK(GASNET_CONDUIT_UDP == 1, "GASNET_CONDUIT_UDP");
+#else
+  CHECK(0, "no GASNET_CONDUIT_<NAME> macro");
+#endif
+  CHECK(GASNET_PSHM == 1 && GASNET_SEGMENT_FAST == 1, "config macros");
   CHECK(gasnet_set_waitmode(GASNET_WAIT_SPINBLOCK) == GASNET_OK, "set_waitmode failed");
   CHECK(gasnet_set_waitmode(99) == GASNET_ERR_BAD_ARG, "bad wait mode accepted");
   free(info);

@@ -71,15 +71,40 @@ static const gasneti_knob_t table[] = {
     {"GASNET_AM_CREDITS_SLACK", GASNETI_KNOB_INT, "1", 0, 1024, NULL, "credits", J, "udp,ibv,mpi",
      "Credits a responder may bank before it sends a hidden reply to return them.",
      1, "0,1,2,4,8", "<=GASNET_AM_CREDITS_PP"},
-    {"GASNET_NETWORKDEPTH_PP", GASNETI_KNOB_INT, "24", 1, 4096, NULL, "operations", J, "ibv",
-     "Network operations (RDMA and AMs) in flight to each peer.",
+    {"GASNET_NETWORKDEPTH_PP", GASNETI_KNOB_INT, "24", 1, 4096, NULL, "operations", J, "ibv,udp",
+     "Network operations in flight to each peer (ibv: RDMA and AMs; udp: unacknowledged "
+     "datagrams, rounded up to a power of two).",
      1, "4,8,16,24,32,64", NULL},
-    {"GASNET_NETWORKDEPTH_TOTAL", GASNETI_KNOB_INT, "255", 0, 65535, NULL, "operations", J, "ibv",
+    {"GASNET_NETWORKDEPTH_TOTAL", GASNETI_KNOB_INT, "255", 0, 65535, NULL, "operations", J, "ibv,udp",
      "Network operations in flight from a rank in all (0: the most the hardware allows).",
      1, "64,128,255,512,1024", NULL},
     {"GASNET_PACKEDLONG_LIMIT", GASNETI_KNOB_SIZE, "4012", 0, 65536, NULL, "bytes", J, "ibv,udp",
      "Long payloads up to this size travel packed with the header, copied in place on arrival.",
      1, "0,512,1024,2048,4012,8192,16384", NULL},
+    /* ---- udp ---- */
+    {"GASNET_REQUESTTIMEOUT_INITIAL", GASNETI_KNOB_DOUBLE, "0.02", 0.00001, 60, NULL, "seconds",
+     J, "udp",
+     "udp: first retransmission timeout, before any round trip was measured (it then adapts "
+     "to the measured round trips).", NOT_TUNED},
+    {"GASNET_REQUESTTIMEOUT_BACKOFF", GASNETI_KNOB_DOUBLE, "2", 1, 16, NULL, "", J, "udp",
+     "udp: each retransmission of a datagram multiplies its timeout by this.", NOT_TUNED},
+    {"GASNET_REQUESTTIMEOUT_MAX", GASNETI_KNOB_DOUBLE, "30", 0.01, 86400, NULL, "seconds", J,
+     "udp",
+     "udp: a peer that acknowledges nothing for this long is unreachable: the job ends naming "
+     "it and its host.", NOT_TUNED},
+    {"GASNET_UDP_DATAGRAM", GASNETI_KNOB_SIZE, "", 512, 65507, NULL, "bytes", J, "udp",
+     "udp: largest datagram (default: 65507 between ranks of one host, the interface MTU "
+     "minus headers between hosts); IP fragmentation is never used.",
+     1, "1472,4096,8192,16384,32768,65507", NULL},
+    {"GASNET_UDP_COALESCE", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "udp",
+     "udp: small AMs to one peer produced within one poll travel in one datagram.",
+     1, "0,1", NULL},
+    {"GASNET_UDP_GSO", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "udp",
+     "udp: send runs of full datagrams with UDP segmentation offload (and receive with GRO) "
+     "where the kernel has them.", 1, "0,1", NULL},
+    {"GASNET_UDP_ADDRESS", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", R, "udp",
+     "udp: the IPv4 address or interface name to use (default: the first non-loopback "
+     "interface that is up, else 127.0.0.1).", NOT_TUNED},
     /* ---- connections (ibv) ---- */
     {"GASNET_CONNECT_STATIC", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "ibv",
      "Connect at start-up to the peers of GASNET_CONNECTFILE_IN, or to all peers.", NOT_TUNED},

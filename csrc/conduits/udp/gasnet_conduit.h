@@ -1,0 +1,16 @@
+/* gasnet_conduit.h (udp): what a client sees of the udp conduit at compile time.
+ * Installed as include/udp-conduit/gasnet_conduit.h, found through the .mak/.pc flags. */
+#ifndef GASNET_CONDUIT_H
+#define GASNET_CONDUIT_H
+
+#define GASNET_CONDUIT_UDP 1
+#define GASNET_CONDUIT_NAME udp
+#define GASNET_CONDUIT_NAME_STR "udp"
+#define GASNET_PSHM 1
+
+/* Between hosts, Medium and Long payloads larger than a datagram travel in pieces (reassembled,
+ * or copied into the target segment, before the handler runs); in a supernode, through PSHM. */
+#define GASNETC_MAX_MEDIUM 65536
+#define GASNETC_MAX_LONG (4u * 1024 * 1024)
+
+#endif

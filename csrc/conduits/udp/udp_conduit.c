@@ -1,0 +1,189 @@
+/* udp_conduit.c: the udp conduit's side of the conduit contract: set-up (socket, addresses
+ * through the bootstrap, credits, windows), polling, the exit notice to other hosts, a clean
+ * finish, and the optional receive thread (GASNET_RCV_THREAD, PAR builds only). */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../core/knobs.h"
+#include "udp_internal.h"
+
+#if GASNETI_THREADS
+#include <pthread.h>
+gasneti_spinlock_t udp_lock = GASNETI_SPINLOCK_INIT;
+gasneti_spinlock_t udp_deliver = GASNETI_SPINLOCK_INIT;
+#endif
+
+udp_state_t udp;
+size_t gasnetc_long_chunk = GASNETC_MAX_LONG; /* the conduit cuts Longs to its datagrams itself */
+void udp_recv_init(void);
+
+/* What each rank tells the others about itself (through the bootstrap). */
+typedef struct {
+  uint32_t ip, tag;
+  uint16_t port, pad;
+  int32_t mtu;
+} udp_card_t;
+
+static uint32_t pow2_at_least(uint32_t x) {
+  uint32_t p = 1;
+  while (p < x && p < 65536) p <<= 1;
+  return p;
+}
+
+static void read_timeouts(void) {
+  udp.timeouts = (gasnetc_rel_timeouts_t){
+      .initial = gasneti_knob_double("GASNET_REQUESTTIMEOUT_INITIAL"),
+      .backoff = gasneti_knob_double("GASNET_REQUESTTIMEOUT_BACKOFF"),
+      .max = gasneti_knob_double("GASNET_REQUESTTIMEOUT_MAX"),
+      .floor = 200e-6}; /* well above UDP_ACK_DELAY: delayed acknowledgements never look lost */
+}
+
+static void setup_peers(const udp_card_t *cards) {
+  int n = gasneti_nodes;
+  udp.peers = gasneti_calloc((size_t)n, sizeof *udp.peers);
+  uint32_t forced = gasneti_knob_is_set("GASNET_UDP_DATAGRAM")
+                        ? (uint32_t)gasneti_knob_size("GASNET_UDP_DATAGRAM") : 0;
+  for (int r = 0; r < n; r++) {
+    udp_peer_t *p = &udp.peers[r];
+    p->network = r != gasneti_mynode && !gasneti_pshm_reach[r];
+    p->addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = cards[r].port,
+                                   .sin_addr.s_addr = cards[r].ip};
+    bool same_host = gasneti_host_of[r] == gasneti_host_of[gasneti_mynode];
+    p->dgram = udp_datagram_limit(udp.sock.mtu, cards[r].mtu, same_host);
+    if (forced && forced < p->dgram) p->dgram = forced;
+    if (p->network && !gasnetc_rel_init(&p->rel, udp.window, &udp.timeouts))
+      gasneti_fatalerror("udp: out of memory for the reliability window of rank %d", r);
+  }
+}
+
+void gasnetc_init(const gasneti_bootstrap_t *boot) {
+  (void)boot;
+  char err[512];
+  const char *address = gasneti_knob_text("GASNET_UDP_ADDRESS");
+  if (!udp_sock_open(&udp.sock, address, gasneti_knob_bool("GASNET_UDP_GSO"), err, sizeof err))
+    gasneti_fatalerror("udp: %s", err);
+  read_timeouts();
+  udp.coalesce = gasneti_knob_bool("GASNET_UDP_COALESCE");
+  udp.window = pow2_at_least((uint32_t)gasneti_knob_int("GASNET_NETWORKDEPTH_PP"));
+  int64_t total = gasneti_knob_int("GASNET_NETWORKDEPTH_TOTAL");
+  udp.depth_total = total > 0 ? (uint32_t)total : 65535;
+
+  /* Every rank's address, port and MTU; rank 0's random tag marks this job's datagrams. */
+  udp_card_t mine = {.ip = udp.sock.self.sin_addr.s_addr, .port = udp.sock.self.sin_port,
+                     .mtu = udp.sock.mtu};
+  FILE *rnd = fopen("/dev/urandom", "rb");
+  if (!rnd || fread(&mine.tag, sizeof mine.tag, 1, rnd) != 1) mine.tag = (uint32_t)getpid();
+  if (rnd) fclose(rnd);
+  udp_card_t *cards = gasneti_calloc(gasneti_nodes, sizeof *cards);
+  gasneti_bootstrap_exchange(&mine, sizeof mine, cards);
+  udp.tag = cards[0].tag | 1; /* never 0 */
+  setup_peers(cards);
+  free(cards);
+
+  int64_t total_credits = gasneti_knob_is_set("GASNET_AM_CREDITS_TOTAL")
+                              ? gasneti_knob_int("GASNET_AM_CREDITS_TOTAL") : -1;
+  if (!gasneti_credits_init(&udp.credits, gasneti_nodes,
+                            (int)gasneti_knob_int("GASNET_AM_CREDITS_PP"), (int)total_credits,
+                            (int)gasneti_knob_int("GASNET_AM_CREDITS_SLACK")))
+    gasneti_fatalerror("udp: out of memory for AM credits");
+  /* Datagrams in flight, received ones waiting for delivery, and a receive batch. */
+  uint32_t blocks = udp.depth_total < 4096 ? udp.depth_total + 128 : 4096;
+  if (!udp_pool_init(&udp.pool, blocks))
+    gasneti_fatalerror("udp: cannot reserve %u packet buffers of 64 KiB", blocks);
+  udp.active = gasneti_calloc(gasneti_nodes, sizeof *udp.active);
+  udp.dirty = gasneti_calloc(gasneti_nodes, sizeof *udp.dirty);
+  udp.outcap = 256;
+  udp.out = gasneti_calloc((size_t)udp.outcap, sizeof *udp.out);
+  udp.acks = gasneti_calloc((size_t)udp.outcap, sizeof *udp.acks);
+  udp.next_check = -1;
+  udp_recv_init();
+  gasneti_boot->barrier(); /* every socket is open before anyone sends */
+}
+
+void gasnetc_udp_start_receive_thread(void);
+/* Nothing to register with the network; the receive thread starts now that handlers exist. */
+void gasnetc_attach(void *segment, uintptr_t size) {
+  (void)segment, (void)size;
+  gasnetc_udp_start_receive_thread();
+}
+
+void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) { udp_send_am(dest, am, NULL); }
+
+void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
+  udp_send_am(request->src, am, request);
+}
+
+int gasnetc_poll(int which) {
+  udp_lock_take();
+  udp_receive();
+  if (udp.next_check >= 0) {
+    double now = udp_now();
+    if (now >= udp.next_check) udp_check_timers(now);
+  }
+  udp_lock_drop();
+  int ran = 0;
+  if (which & GASNETI_POLL_REQUESTS) {
+#if GASNETI_THREADS
+    if (gasneti_spin_trylock(&udp_deliver)) {
+      ran = udp_deliver_ready();
+      gasneti_spin_unlock(&udp_deliver);
+    }
+#else
+    ran = udp_deliver_ready();
+#endif
+  }
+  udp_lock_take();
+  if (udp.ndirty) udp_flush_all();
+  udp_lock_drop();
+  return ran;
+}
+
+/* Best effort and prompt: each other-host peer hears it three times (a lost notice only costs
+ * the agent's SIGQUIT, within GASNET_EXITTIMEOUT). */
+void gasnetc_exit_notify(int code) {
+  for (int round = 0; round < 3; round++)
+    for (int r = 0; r < gasneti_nodes; r++)
+      if (udp.peers[r].network && gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
+        udp_send_control(r, UDP_EXIT, code);
+  udp_send_now();
+}
+
+/* Returning from main: what this rank sent should still arrive (its peers may wait for it),
+ * so it lingers until everything is acknowledged (at most a second), then tells its peers not
+ * to wait for its acknowledgements any more. */
+void gasnetc_fini(void) {
+  double until = udp_now() + 1.0;
+  while (udp.in_flight && udp_now() < until) gasnetc_poll(GASNETI_POLL_REPLIES);
+  for (int round = 0; round < 2; round++)
+    for (int r = 0; r < gasneti_nodes; r++)
+      if (udp.peers[r].network) udp_send_control(r, UDP_FINISHED, 0);
+  udp_send_now();
+}
+
+/* ---- GASNET_RCV_THREAD ------------------------------------------------------------------------ */
+#if GASNETI_THREADS
+static void *receive_thread(void *arg) {
+  (void)arg;
+  struct pollfd pfd = {.fd = udp.sock.fd, .events = POLLIN};
+  for (;;) {
+    poll(&pfd, 1, 100); /* asleep until a datagram comes (or a retransmission may be due) */
+    gasneti_poll(GASNETI_POLL_ALL);
+  }
+  return NULL;
+}
+#endif
+
+void gasnetc_udp_start_receive_thread(void) {
+  if (!gasneti_knob_bool("GASNET_RCV_THREAD")) return;
+#if GASNETI_THREADS
+  pthread_t t;
+  if (pthread_create(&t, NULL, receive_thread, NULL) != 0)
+    gasneti_fatalerror("udp: cannot start the GASNET_RCV_THREAD thread");
+  pthread_detach(t);
+#else
+  gasneti_fatalerror("GASNET_RCV_THREAD=1 needs the PAR library (handlers would run on a second "
+                     "thread): build the program with udp-par.mak or unset it");
+#endif
+}

@@ -1,0 +1,119 @@
+/* udp_internal.h: the udp conduit's state, shared by its files: the packet buffer pool
+ * (udp_pool.c), sending (udp_send.c), receiving and delivery (udp_recv.c), and set-up, exit and
+ * the receive thread (udp_conduit.c). */
+#ifndef GASNETC_UDP_INTERNAL_H
+#define GASNETC_UDP_INTERNAL_H
+
+#include "../../core/am/credits.h"
+#include "../../core/conduit.h"
+#include "udp_rel.h"
+#include "udp_sock.h"
+#include "udp_wire.h"
+
+/* ---- packet buffers: one contiguous pool of 64 KiB blocks, so that a pointer anywhere in a
+ * block (a datagram, or one datagram of a GRO run) names its block without a lookup table ---- */
+enum { UDP_BLOCK = 65536 };
+
+typedef struct {
+  uint8_t *base;
+  uint32_t blocks;
+  uint32_t *refs;   /* per block */
+  uint32_t *free;   /* stack of free block indices */
+  uint32_t nfree;
+} udp_pool_t;
+
+bool udp_pool_init(udp_pool_t *p, uint32_t blocks);
+uint8_t *udp_pool_get(udp_pool_t *p);             /* NULL when empty */
+void udp_pool_ref(udp_pool_t *p, const void *anywhere);
+void udp_pool_put(udp_pool_t *p, const void *anywhere);
+
+/* ---- one queued packet awaiting delivery ---- */
+typedef struct {
+  uint8_t *data;
+  uint32_t len;
+} udp_pkt_t;
+
+typedef struct {
+  udp_pkt_t *items;
+  uint32_t head, count, cap;
+} udp_pktq_t;
+
+/* ---- per peer ---- */
+typedef struct {
+  struct sockaddr_in addr;
+  uint32_t dgram;    /* largest datagram to it */
+  bool network;      /* reached through this conduit (not self, not a supernode peer) */
+  bool finished;     /* it returned from main: nothing more goes to it */
+  gasnetc_rel_t rel;
+  uint8_t *open;     /* data packet being filled, or NULL */
+  uint32_t open_len;
+  bool sent_data;    /* a data packet went to it since the last flush: our acks rode along */
+  uint32_t unacked;  /* data packets received from it that no packet of ours acknowledged */
+  double ack_by;     /* when a standalone acknowledgement must go at the latest */
+  bool in_active;    /* listed in udp.active (has packets in flight) */
+  bool dirty;        /* listed in udp.dirty (open packet or acknowledgement pending) */
+  udp_pktq_t ready;  /* in-order packets not yet delivered */
+  uint8_t *medium[2]; /* [reply]: a Medium being reassembled from pieces */
+  uint32_t medium_got[2];
+} udp_peer_t;
+
+typedef struct {
+  udp_sock_t sock;
+  udp_pool_t pool;
+  udp_peer_t *peers;
+  gasneti_credits_t credits;
+  gasnetc_rel_timeouts_t timeouts;
+  uint32_t tag;          /* the job's datagram tag */
+  uint32_t window;       /* per-peer unacknowledged datagrams */
+  uint32_t depth_total;  /* all unacknowledged datagrams of this rank */
+  uint32_t in_flight;
+  bool coalesce;
+  int *active, nactive;  /* peers with datagrams in flight */
+  int *dirty, ndirty;    /* peers to flush at the end of a send or poll */
+  double next_check;     /* earliest retransmission deadline (-1: none) */
+  udp_out_t *out;        /* datagrams to hand to the socket */
+  int nout, outcap;
+  udp_pkt_hdr_t *acks;   /* acknowledgement-only datagrams, beside out */
+  int nacks;
+  bool delivering;       /* SEQ: a handler is running (no nested delivery) */
+} udp_state_t;
+
+extern udp_state_t udp;
+
+#if GASNETI_THREADS
+extern gasneti_spinlock_t udp_lock;     /* all of the above */
+extern gasneti_spinlock_t udp_deliver;  /* one thread delivers at a time, in order */
+#endif
+static inline void udp_lock_take(void) {
+#if GASNETI_THREADS
+  gasneti_spin_lock(&udp_lock);
+#endif
+}
+static inline void udp_lock_drop(void) {
+#if GASNETI_THREADS
+  gasneti_spin_unlock(&udp_lock);
+#endif
+}
+
+double udp_now(void);
+
+/* udp_send.c (callers hold udp_lock unless said otherwise) */
+void udp_queue_out(int peer, const void *buf, uint32_t len);
+void udp_flush_peer(int peer, bool force);
+void udp_flush_all(void);            /* open packets, acknowledgements, hidden credit returns */
+/* Acknowledgements wait this long for a data packet to ride on (a second packet: none). */
+#define UDP_ACK_DELAY 20e-6
+void udp_send_now(void);             /* hands udp.out to the socket */
+void udp_mark_dirty(int peer);
+void udp_resend(void *ctx, void *buf, uint32_t len);
+void udp_release(void *ctx, void *buf);
+/* Sends one AM (without udp_lock held): blocks, serving the network, for credits and room. */
+void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
+void udp_send_control(int peer, int type, int code);
+
+/* udp_recv.c */
+int udp_receive(void);               /* datagrams in, acknowledgements applied (holds udp_lock) */
+int udp_deliver_ready(void);         /* AM handlers of in-order packets (no udp_lock held) */
+void udp_check_timers(double now);
+
+#endif

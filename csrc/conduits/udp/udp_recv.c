@@ -1,0 +1,250 @@
+/* udp_recv.c: from datagrams to AMs. Every valid datagram updates what its sender acknowledged;
+ * data packets go through the reliability layer and, once in order, wait for delivery. Delivery
+ * (running handlers) happens only where request handlers may run, one thread at a time, so a
+ * Long's pieces are in place before its handler. Anything that is not a well-formed datagram
+ * of this job from a known peer's address is dropped without disturbing the job. */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "udp_internal.h"
+
+enum { RECV_BATCH = 32, POOL_RESERVE = 8 };
+
+static int *ready_peers, nready;
+static bool *in_ready;
+static uint8_t *scratch; /* for a datagram that arrives when no buffer is free */
+
+static void drop_note(const char *why, const struct sockaddr_in *from) {
+  static int told;
+  if (told++ < 3)
+    gasneti_warning("udp: dropped a datagram from %s:%d (%s)", inet_ntoa(from->sin_addr),
+                    ntohs(from->sin_port), why);
+}
+
+static void queue_ready(int peer, uint8_t *data, uint32_t len) {
+  udp_peer_t *p = &udp.peers[peer];
+  udp_pktq_t *q = &p->ready;
+  if (q->count == q->cap) { /* grow; rare, and bounded by the pool */
+    uint32_t cap = q->cap ? 2 * q->cap : 16;
+    udp_pkt_t *items = gasneti_malloc(cap * sizeof *items);
+    for (uint32_t i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) % q->cap];
+    free(q->items);
+    q->items = items, q->head = 0, q->cap = cap;
+  }
+  q->items[(q->head + q->count++) % q->cap] = (udp_pkt_t){data, len};
+  /* Credits count once: when their packet is accepted in order. */
+  gasneti_credit_returned(&udp.credits, peer, ((udp_pkt_hdr_t *)data)->credits);
+  if (!in_ready[peer]) {
+    in_ready[peer] = true;
+    ready_peers[nready++] = peer;
+  }
+}
+
+/* The peer returned from main: nothing it was sent needs an acknowledgement any more, and
+ * nothing more goes to it. What it sent before still gets delivered. */
+static void peer_finished(int peer) {
+  udp_peer_t *p = &udp.peers[peer];
+  if (p->finished) return;
+  p->finished = true;
+  gasnetc_rel_t *r = &p->rel;
+  for (uint32_t i = 0; i < r->window; i++) {
+    if (r->out[i].in_use) udp_release(NULL, r->out[i].buf); /* sent, never to be acknowledged */
+    if (r->held[i]) udp_pool_put(&udp.pool, r->held[i]);     /* received early, now moot */
+    r->out[i].in_use = 0;
+    r->held[i] = NULL;
+  }
+  r->una = r->next_seq;
+  if (p->open) {
+    udp_release(NULL, p->open);
+    p->open = NULL;
+  }
+}
+
+/* One datagram at data (its block already holds a reference the caller drops later). */
+static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, bool keep) {
+  if (len < sizeof(udp_pkt_hdr_t)) { drop_note("too short", from); return; }
+  udp_pkt_hdr_t *h = (udp_pkt_hdr_t *)data;
+  if (h->tag != udp.tag) { drop_note("not of this job", from); return; }
+  if (h->src >= gasneti_nodes || !udp.peers[h->src].network) { drop_note("bad sender", from); return; }
+  int src = h->src;
+  udp_peer_t *p = &udp.peers[src];
+  if (p->addr.sin_addr.s_addr != from->sin_addr.s_addr || p->addr.sin_port != from->sin_port)
+    { drop_note("sender's address does not match its rank", from); return; }
+  if (h->type == UDP_EXIT) {
+    gasneti_exit_post(h->code);
+    return;
+  }
+  if (h->type == UDP_FINISHED) {
+    peer_finished(src);
+    return;
+  }
+  if (p->finished) return;
+  gasnetc_rel_ackinfo_t info = {h->ack, h->sack};
+  gasnetc_rel_acked(&p->rel, info, udp_now(), &udp.timeouts, udp_release, udp_resend,
+                    (void *)(intptr_t)src);
+  if (h->type != UDP_DATA) return;
+  udp_mark_dirty(src); /* it expects an acknowledgement: soon, and at once for a second packet */
+  if (p->unacked++ == 0) p->ack_by = udp_now() + UDP_ACK_DELAY;
+  else p->ack_by = 0;
+  if (!keep) {         /* no buffer to hold it: not acknowledged, so it will come again */
+    p->rel.ack_due = true;
+    return;
+  }
+  int what = gasnetc_rel_receive(&p->rel, h->seq, data, len);
+  if (what == GASNETC_REL_DELIVER) {
+    udp_pool_ref(&udp.pool, data);
+    queue_ready(src, data, len);
+    uint32_t hlen;
+    uint8_t *held;
+    while ((held = gasnetc_rel_next_held(&p->rel, &hlen))) queue_ready(src, held, hlen);
+  } else if (what == GASNETC_REL_HELD) {
+    udp_pool_ref(&udp.pool, data);
+  }
+}
+
+int udp_receive(void) {
+  uint8_t *bufs[RECV_BATCH];
+  int n = 0;
+  while (n < RECV_BATCH && udp.pool.nfree > POOL_RESERVE) bufs[n++] = udp_pool_get(&udp.pool);
+  bool keep = n > 0;
+  if (!keep) bufs[n++] = scratch; /* still read, for the acknowledgements it carries */
+  udp_in_t in[RECV_BATCH];
+  int got = udp_sock_recv(&udp.sock, bufs, UDP_BLOCK, in, n);
+  for (int i = 0; i < got; i++) {
+    uint32_t seg = in[i].segment ? in[i].segment : in[i].len;
+    for (uint32_t off = 0; off < in[i].len; off += seg) {
+      uint32_t len = in[i].len - off < seg ? in[i].len - off : seg;
+      handle(in[i].buf + off, len, &in[i].from, keep);
+    }
+  }
+  if (keep)
+    for (int i = 0; i < n; i++) udp_pool_put(&udp.pool, bufs[i]); /* the receive's reference */
+  return got;
+}
+
+void udp_check_timers(double now) {
+  double next = -1;
+  int kept = 0;
+  for (int i = 0; i < udp.nactive; i++) {
+    int peer = udp.active[i];
+    udp_peer_t *p = &udp.peers[peer];
+    if (!gasnetc_rel_tick(&p->rel, now, &udp.timeouts, udp_resend, (void *)(intptr_t)peer)) {
+      udp_lock_drop();
+      gasneti_fatalerror("udp: rank %d on host %s acknowledged nothing for %g s "
+                         "(GASNET_REQUESTTIMEOUT_MAX): it is unreachable", peer,
+                         gasneti_host_name(peer), udp.timeouts.max);
+    }
+    double d = gasnetc_rel_next_deadline(&p->rel);
+    if (d < 0) {
+      p->in_active = false;
+      continue;
+    }
+    udp.active[kept++] = peer;
+    if (next < 0 || d < next) next = d;
+  }
+  udp.nactive = kept;
+  udp.next_check = next;
+  udp_send_now();
+}
+
+/* ---- delivery ------------------------------------------------------------------------------- */
+static bool bad(const char *why, int src) {
+  static int told;
+  if (told++ < 3) gasneti_warning("udp: dropped a malformed message from rank %d (%s)", src, why);
+  return false;
+}
+
+/* Runs one message; false when the rest of its packet cannot be trusted. */
+static bool run_message(int src, udp_msg_hdr_t *m, const uint8_t *end) {
+  if (m->category > GASNETI_AM_LONG || m->nargs > 16) return bad("bad category or arguments", src);
+  const uint8_t *args = (const uint8_t *)(m + 1);
+  const uint8_t *payload = args + udp_args_bytes(m->nargs);
+  if (payload > end || m->chunk > (uint32_t)(end - payload)) return bad("overruns its datagram", src);
+  bool reply = m->flags & UDP_MSG_REPLY;
+  gasneti_am_t am = {.category = m->category, .handler = m->handler, .nargs = m->nargs,
+                     .flags = m->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL), .nbytes = m->nbytes,
+                     .chunk = m->chunk, .args = (const gasnet_handlerarg_t *)args,
+                     .payload = payload, .dst = m->dst};
+  if (m->category == GASNETI_AM_MEDIUM && m->chunk < m->nbytes) { /* reassembly */
+    if (m->nbytes > GASNETC_MAX_MEDIUM) return bad("Medium too large", src);
+    udp_peer_t *p = &udp.peers[src];
+    uint8_t **buf = &p->medium[reply];
+    uint32_t *got = &p->medium_got[reply];
+    if (!*buf) *buf = gasneti_malloc(GASNETC_MAX_MEDIUM);
+    if (*got + m->chunk > m->nbytes) return bad("Medium pieces overrun it", src);
+    memcpy(*buf + *got, payload, m->chunk);
+    *got += m->chunk;
+    if (m->flags & UDP_MSG_MEDPART) return true;
+    if (*got != m->nbytes) return bad("Medium pieces missing", src);
+    am.payload = *buf;
+    am.chunk = m->nbytes;
+    *got = 0;
+  } else if (m->category == GASNETI_AM_LONG) {
+    uint64_t span = (m->flags & GASNETI_AM_FRAG) ? m->chunk : m->nbytes;
+    if (!gasneti_in_segment(gasneti_mynode, (void *)(uintptr_t)m->dst, span))
+      return bad("Long outside this rank's segment", src);
+    if (m->chunk > m->nbytes) return bad("Long piece larger than the Long", src);
+    if (m->flags & GASNETI_AM_FRAG) {
+      gasneti_am_deliver(NULL, &am); /* a copy into place; no handler runs */
+      return true;
+    }
+  }
+  gasneti_token_t token = {.src = (gasnet_node_t)src, .is_request = !reply};
+  gasneti_am_deliver(&token, &am);
+  udp_lock_take();
+  if (reply) {
+    gasneti_credit_returned(&udp.credits, src, 1);
+  } else if (!token.replied) { /* an implicit reply: the credit is owed */
+    gasneti_credit_owe(&udp.credits, src);
+    if (gasneti_credit_overdue(&udp.credits, src)) udp_mark_dirty(src);
+  }
+  udp_lock_drop();
+  return true;
+}
+
+static void run_packet(int src, uint8_t *data, uint32_t len) {
+  const uint8_t *end = data + len;
+  udp_pkt_hdr_t *h = (udp_pkt_hdr_t *)data;
+  uint8_t *at = data + sizeof *h;
+  for (int i = 0; i < h->nmsgs; i++) {
+    if ((size_t)(end - at) < sizeof(udp_msg_hdr_t)) {
+      bad("overruns its datagram", src);
+      return;
+    }
+    udp_msg_hdr_t *m = (udp_msg_hdr_t *)at;
+    if (!run_message(src, m, end)) return;
+    at += udp_msg_bytes(m->nargs, m->chunk);
+  }
+}
+
+int udp_deliver_ready(void) {
+  int ran = 0;
+  for (int budget = 64; budget > 0; budget--) {
+    udp_lock_take();
+    if (!nready) {
+      udp_lock_drop();
+      break;
+    }
+    int src = ready_peers[0];
+    udp_pktq_t *q = &udp.peers[src].ready;
+    udp_pkt_t pkt = q->items[q->head];
+    q->head = (q->head + 1) % q->cap;
+    if (--q->count == 0) { /* done with this peer for now */
+      in_ready[src] = false;
+      ready_peers[0] = ready_peers[--nready];
+    }
+    udp_lock_drop();
+    run_packet(src, pkt.data, pkt.len);
+    ran += ((udp_pkt_hdr_t *)pkt.data)->nmsgs;
+    udp_lock_take();
+    udp_pool_put(&udp.pool, pkt.data);
+    udp_lock_drop();
+  }
+  return ran;
+}
+
+void udp_recv_init(void) {
+  ready_peers = gasneti_calloc(gasneti_nodes, sizeof *ready_peers);
+  in_ready = gasneti_calloc(gasneti_nodes, sizeof *in_ready);
+  scratch = gasneti_malloc(UDP_BLOCK);
+}

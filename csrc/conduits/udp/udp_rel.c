@@ -1,0 +1,179 @@
+/* udp_rel.c: sequence numbers, cumulative and selective acknowledgements, retransmission with
+ * backoff, duplicate suppression and in-order delivery for one peer (see udp_rel.h). The
+ * timeout adapts to measured round trips as TCP's does (RFC 6298), from a configured start. */
+#include "udp_rel.h"
+
+#include <stdlib.h>
+
+static inline uint32_t slot(const gasnetc_rel_t *r, uint32_t seq) { return seq & (r->window - 1); }
+/* Sequence arithmetic that survives wrap-around. */
+static inline bool before(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+
+bool gasnetc_rel_init(gasnetc_rel_t *r, uint32_t window, const gasnetc_rel_timeouts_t *t) {
+  *r = (gasnetc_rel_t){.window = window, .rto = t->initial, .stalled_since = -1};
+  if (window == 0 || window > 65536 || (window & (window - 1))) return false;
+  r->out = calloc(window, sizeof *r->out);
+  r->held = calloc(window, sizeof *r->held);
+  r->held_len = calloc(window, sizeof *r->held_len);
+  return r->out && r->held && r->held_len;
+}
+
+void gasnetc_rel_fini(gasnetc_rel_t *r, gasnetc_rel_release_fn release, void *ctx) {
+  if (r->out)
+    for (uint32_t i = 0; i < r->window; i++)
+      if (r->out[i].in_use && release) release(ctx, r->out[i].buf);
+  if (r->held)
+    for (uint32_t i = 0; i < r->window; i++)
+      if (r->held[i] && release) release(ctx, r->held[i]);
+  free(r->out);
+  free(r->held);
+  free(r->held_len);
+  r->out = NULL, r->held = NULL, r->held_len = NULL;
+}
+
+/* ---- sending ---------------------------------------------------------------------------- */
+uint32_t gasnetc_rel_send(gasnetc_rel_t *r, void *buf, uint32_t len, double now,
+                          const gasnetc_rel_timeouts_t *t) {
+  (void)t;
+  uint32_t seq = r->next_seq++;
+  gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+  *o = (gasnetc_rel_out_t){.buf = buf, .len = len, .in_use = 1, .first_sent = now,
+                           .last_sent = now, .rto = r->rto};
+  if (r->stalled_since < 0) r->stalled_since = now;
+  return seq;
+}
+
+static void sample_rtt(gasnetc_rel_t *r, double rtt, double floor) {
+  if (r->srtt == 0) {
+    r->srtt = rtt;
+    r->rttvar = rtt / 2;
+  } else {
+    double err = rtt > r->srtt ? rtt - r->srtt : r->srtt - rtt;
+    r->rttvar = 0.75 * r->rttvar + 0.25 * err;
+    r->srtt = 0.875 * r->srtt + 0.125 * rtt;
+  }
+  r->rto = r->srtt + 4 * r->rttvar;
+  if (r->rto < floor) r->rto = floor;
+}
+
+uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double now,
+                           const gasnetc_rel_timeouts_t *t, gasnetc_rel_release_fn release,
+                           gasnetc_rel_resend_fn resend, void *ctx) {
+  uint32_t freed = 0;
+  /* An acknowledgement of something never sent is garbage: ignore it. */
+  if (before(r->next_seq, info.ack)) return 0;
+  while (before(r->una, info.ack)) {
+    gasnetc_rel_out_t *o = &r->out[slot(r, r->una)];
+    if (o->in_use) {
+      if (!o->retransmitted) sample_rtt(r, now - o->first_sent, t->floor);
+      if (release) release(ctx, o->buf);
+      o->in_use = 0;
+      freed++;
+    }
+    r->una++;
+  }
+  /* Selectively acknowledged packets are done too; a hole below one of them with three or
+   * more after it was lost: send it again once, without waiting for its timeout. */
+  int highest = -1;
+  for (int i = 63; i >= 0; i--)
+    if (info.sack >> i & 1) {
+      highest = i;
+      break;
+    }
+  for (int i = 0; i <= highest; i++) {
+    uint32_t seq = info.ack + 1 + (uint32_t)i;
+    if (!before(seq, r->next_seq)) break;
+    /* A late acknowledgement may name packets acknowledged long ago, whose slots now hold
+     * newer ones. */
+    if (before(seq, r->una)) continue;
+    gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+    if (!o->in_use) continue;
+    if (info.sack >> i & 1) {
+      if (!o->retransmitted) sample_rtt(r, now - o->first_sent, t->floor);
+      if (release) release(ctx, o->buf);
+      o->in_use = 0;
+      o->buf = NULL;
+      freed++;
+    }
+  }
+  if (before(r->una, r->next_seq)) {
+    /* The first unacknowledged packet (info.ack itself) is a hole if later ones arrived. */
+    int later = 0;
+    for (int i = 0; i <= highest; i++) later += (int)(info.sack >> i & 1);
+    for (uint32_t seq = r->una; later >= 3 && !before(info.ack, r->una) &&
+                                before(seq, info.ack + 1 + (uint32_t)highest);
+         seq++) {
+      gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+      if (!o->in_use || o->fast_done) continue;
+      o->fast_done = 1;
+      o->retransmitted = 1;
+      o->last_sent = now;
+      if (resend) resend(ctx, o->buf, o->len);
+    }
+  }
+  if (freed) r->stalled_since = before(r->una, r->next_seq) ? now : -1;
+  return freed;
+}
+
+bool gasnetc_rel_tick(gasnetc_rel_t *r, double now, const gasnetc_rel_timeouts_t *t,
+                      gasnetc_rel_resend_fn resend, void *ctx) {
+  if (!before(r->una, r->next_seq)) return true;
+  if (r->stalled_since >= 0 && now - r->stalled_since > t->max) return false;
+  for (uint32_t seq = r->una; before(seq, r->next_seq); seq++) {
+    gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+    if (!o->in_use || now < o->last_sent + o->rto) continue; /* as next_deadline() */
+    o->last_sent = now;
+    o->retransmitted = 1;
+    /* Back off, but keep at least 16 attempts within the time that declares a peer lost, so
+     * heavy loss alone does not look like a vanished peer. */
+    o->rto *= t->backoff;
+    if (o->rto > t->max / 16) o->rto = t->max / 16;
+    if (resend) resend(ctx, o->buf, o->len);
+  }
+  return true;
+}
+
+double gasnetc_rel_next_deadline(const gasnetc_rel_t *r) {
+  double next = -1;
+  for (uint32_t seq = r->una; before(seq, r->next_seq); seq++) {
+    const gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+    if (!o->in_use) continue;
+    double due = o->last_sent + o->rto;
+    if (next < 0 || due < next) next = due;
+  }
+  return next;
+}
+
+/* ---- receiving -------------------------------------------------------------------------- */
+int gasnetc_rel_receive(gasnetc_rel_t *r, uint32_t seq, void *buf, uint32_t len) {
+  r->ack_due = true; /* even a duplicate: our acknowledgement may have been lost */
+  if (before(seq, r->expected)) return GASNETC_REL_DUPLICATE;
+  if (seq - r->expected >= r->window) return GASNETC_REL_BEYOND;
+  if (seq == r->expected) {
+    r->expected++;
+    return GASNETC_REL_DELIVER;
+  }
+  uint32_t s = slot(r, seq);
+  if (r->held[s]) return GASNETC_REL_DUPLICATE;
+  r->held[s] = buf;
+  r->held_len[s] = len;
+  return GASNETC_REL_HELD;
+}
+
+void *gasnetc_rel_next_held(gasnetc_rel_t *r, uint32_t *len) {
+  uint32_t s = slot(r, r->expected);
+  void *buf = r->held[s];
+  if (!buf) return NULL;
+  r->held[s] = NULL;
+  *len = r->held_len[s];
+  r->expected++;
+  return buf;
+}
+
+gasnetc_rel_ackinfo_t gasnetc_rel_ackinfo(gasnetc_rel_t *r) {
+  gasnetc_rel_ackinfo_t info = {.ack = r->expected, .sack = 0};
+  for (uint32_t i = 0; i < 64 && i + 1 < r->window; i++)
+    if (r->held[slot(r, r->expected + 1 + i)]) info.sack |= 1ull << i;
+  r->ack_due = false;
+  return info;
+}

@@ -1,0 +1,97 @@
+/* udp_rel.h: reliable, ordered delivery over an unreliable datagram service, for one pair of
+ * streams (to and from one peer). No socket calls and no clock: the caller moves packets and
+ * passes the time, so the same code runs under the conduit and under a lossy in-memory test
+ * transport (tests/c/udp_rel_test.c).
+ *
+ * Each data packet carries a sequence number; every packet (data or not) carries the
+ * cumulative acknowledgement (the next sequence number expected) and a selective one (which
+ * of the 64 following have arrived). Lost packets are sent again on a hole in the selective
+ * acknowledgements or on timeout, with exponential backoff; duplicates are dropped; packets
+ * that arrive early are held and delivered in order. */
+#ifndef GASNETC_UDP_REL_H
+#define GASNETC_UDP_REL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+  double initial;  /* first retransmission timeout, before any round trip was measured (s) */
+  double backoff;  /* each retransmission of a packet multiplies its timeout by this */
+  double max;      /* no acknowledgement progress for this long: the peer is unreachable (s) */
+  double floor;    /* the adaptive timeout never goes below this (s) */
+} gasnetc_rel_timeouts_t;
+
+typedef struct {
+  void *buf; /* the packet as sent (the caller's; returned through release()) */
+  uint32_t len;
+  uint8_t in_use;
+  uint8_t retransmitted; /* round trip samples only come from packets sent once */
+  uint8_t fast_done;     /* already sent again on a selective-acknowledgement hole */
+  double first_sent, last_sent, rto;
+} gasnetc_rel_out_t;
+
+typedef struct {
+  /* ---- sending ---- */
+  uint32_t window;      /* packets that may be unacknowledged at once (a power of two) */
+  uint32_t next_seq;    /* sequence number of the next new data packet */
+  uint32_t una;         /* oldest unacknowledged sequence number */
+  gasnetc_rel_out_t *out; /* [seq & (window - 1)] for seq in [una, next_seq) */
+  double srtt, rttvar, rto;
+  double stalled_since; /* when the oldest unacknowledged packet was first sent */
+  /* ---- receiving ---- */
+  uint32_t expected;    /* next sequence number to deliver */
+  void **held;          /* [seq & (window - 1)]: packets that arrived early */
+  uint32_t *held_len;
+  bool ack_due;         /* something arrived that the peer has not been told about */
+} gasnetc_rel_t;
+
+/* What the other side told us, and what we tell it, in every packet. */
+typedef struct {
+  uint32_t ack;  /* every sequence number below this has arrived */
+  uint64_t sack; /* bit i: ack + 1 + i has arrived too */
+} gasnetc_rel_ackinfo_t;
+
+typedef void (*gasnetc_rel_release_fn)(void *ctx, void *buf);
+typedef void (*gasnetc_rel_resend_fn)(void *ctx, void *buf, uint32_t len);
+
+/* window: a power of two, 1..65536. Returns false when out of memory. */
+bool gasnetc_rel_init(gasnetc_rel_t *r, uint32_t window, const gasnetc_rel_timeouts_t *t);
+void gasnetc_rel_fini(gasnetc_rel_t *r, gasnetc_rel_release_fn release, void *ctx);
+
+/* ---- sending ---- */
+static inline bool gasnetc_rel_window_open(const gasnetc_rel_t *r) {
+  return r->next_seq - r->una < r->window;
+}
+static inline uint32_t gasnetc_rel_in_flight(const gasnetc_rel_t *r) {
+  return r->next_seq - r->una;
+}
+/* Takes the next sequence number for a packet about to be sent (the window must be open) and
+ * keeps buf until it is acknowledged. */
+uint32_t gasnetc_rel_send(gasnetc_rel_t *r, void *buf, uint32_t len, double now,
+                          const gasnetc_rel_timeouts_t *t);
+/* Applies what a packet from the peer acknowledged: frees acknowledged packets (release), sends
+ * again the ones a selective-acknowledgement hole shows lost (resend). Returns how many were
+ * acknowledged. */
+uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double now,
+                           const gasnetc_rel_timeouts_t *t, gasnetc_rel_release_fn release,
+                           gasnetc_rel_resend_fn resend, void *ctx);
+/* Sends again whatever timed out. Returns false when the peer made no progress for t->max. */
+bool gasnetc_rel_tick(gasnetc_rel_t *r, double now, const gasnetc_rel_timeouts_t *t,
+                      gasnetc_rel_resend_fn resend, void *ctx);
+/* The next time tick() has something to do (-1: nothing in flight). */
+double gasnetc_rel_next_deadline(const gasnetc_rel_t *r);
+
+/* ---- receiving ---- */
+enum {
+  GASNETC_REL_DELIVER = 0,   /* in order: deliver it now, then gasnetc_rel_next_held() */
+  GASNETC_REL_HELD = 1,      /* early: kept (buf now belongs to the stream) */
+  GASNETC_REL_DUPLICATE = 2, /* seen before: drop it */
+  GASNETC_REL_BEYOND = 3     /* outside the window: drop it (the sender will send again) */
+};
+int gasnetc_rel_receive(gasnetc_rel_t *r, uint32_t seq, void *buf, uint32_t len);
+/* After delivering in-order packets: the next held packet that is now in order, or NULL. */
+void *gasnetc_rel_next_held(gasnetc_rel_t *r, uint32_t *len);
+/* What to tell the peer; clears ack_due. */
+gasnetc_rel_ackinfo_t gasnetc_rel_ackinfo(gasnetc_rel_t *r);
+
+#endif

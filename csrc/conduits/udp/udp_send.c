@@ -1,0 +1,239 @@
+/* udp_send.c: from AMs to datagrams. Messages to one peer are appended to its open data packet;
+ * a client's request leaves at once (a lone message is never delayed), while replies and
+ * credit returns produced within one poll travel together. A Medium or Long larger than the
+ * room left is cut into pieces that fill datagrams; the piece that carries the handler's
+ * arguments comes last. Credits bound requests in flight; the reliability layer's window and
+ * GASNET_NETWORKDEPTH_TOTAL bound datagrams in flight. */
+#include <string.h>
+#include <time.h>
+
+#include "udp_internal.h"
+
+double udp_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void udp_mark_dirty(int peer) {
+  udp_peer_t *p = &udp.peers[peer];
+  if (!p->dirty) {
+    p->dirty = true;
+    udp.dirty[udp.ndirty++] = peer;
+  }
+}
+
+static void activate(int peer) {
+  udp_peer_t *p = &udp.peers[peer];
+  if (!p->in_active) {
+    p->in_active = true;
+    udp.active[udp.nactive++] = peer;
+  }
+}
+
+void udp_send_now(void) {
+  if (udp.nout) udp_sock_send(&udp.sock, udp.out, udp.nout);
+  udp.nout = 0;
+  udp.nacks = 0;
+}
+
+void udp_queue_out(int peer, const void *buf, uint32_t len) {
+  if (udp.nout == udp.outcap) udp_send_now();
+  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].addr, buf, len};
+}
+
+static void fill_header(udp_pkt_hdr_t *h, int peer, int type) {
+  gasnetc_rel_ackinfo_t info = gasnetc_rel_ackinfo(&udp.peers[peer].rel);
+  h->tag = udp.tag;
+  h->src = (uint16_t)gasneti_mynode;
+  h->type = (uint8_t)type;
+  h->ack = info.ack;
+  h->sack = info.sack;
+}
+
+/* ---- reliability callbacks -------------------------------------------------------------- */
+void udp_release(void *ctx, void *buf) {
+  (void)ctx;
+  udp_pool_put(&udp.pool, buf);
+  udp.in_flight--;
+}
+
+/* Sends a datagram again, with up-to-date acknowledgements (its sequence number and returned
+ * credits stay: the receiver counts them once, whichever copy arrives first). */
+void udp_resend(void *ctx, void *buf, uint32_t len) {
+  int peer = (int)(intptr_t)ctx;
+  fill_header(buf, peer, UDP_DATA);
+  udp_queue_out(peer, buf, len);
+}
+
+/* ---- data packets ------------------------------------------------------------------------- */
+static bool open_packet(int peer) {
+  udp_peer_t *p = &udp.peers[peer];
+  if (!gasnetc_rel_window_open(&p->rel) || udp.in_flight >= udp.depth_total) return false;
+  uint8_t *buf = udp_pool_get(&udp.pool);
+  if (!buf) return false;
+  udp.in_flight++; /* counted from now: the window check above stays true until the flush */
+  memset(buf, 0, sizeof(udp_pkt_hdr_t));
+  p->open = buf;
+  p->open_len = sizeof(udp_pkt_hdr_t);
+  udp_mark_dirty(peer);
+  return true;
+}
+
+/* Sends peer's open data packet (even an empty one when force: it carries credits). */
+void udp_flush_peer(int peer, bool force) {
+  udp_peer_t *p = &udp.peers[peer];
+  if (!p->open) return;
+  udp_pkt_hdr_t *h = (udp_pkt_hdr_t *)p->open;
+  if (!h->nmsgs && !force) return;
+  fill_header(h, peer, UDP_DATA);
+  h->credits = (uint16_t)gasneti_credit_collect(&udp.credits, peer);
+  h->seq = gasnetc_rel_send(&p->rel, p->open, p->open_len, udp_now(), &udp.timeouts);
+  udp_queue_out(peer, p->open, p->open_len);
+  if (udp.next_check < 0) udp.next_check = udp_now() + p->rel.rto;
+  activate(peer);
+  p->sent_data = true;
+  p->unacked = 0;
+  p->open = NULL;
+}
+
+static void send_ack(int peer) {
+  udp.peers[peer].unacked = 0;
+  if (udp.nout == udp.outcap) udp_send_now();
+  udp_pkt_hdr_t *h = &udp.acks[udp.nacks++];
+  *h = (udp_pkt_hdr_t){0};
+  fill_header(h, peer, UDP_ACK);
+  udp_queue_out(peer, h, sizeof *h);
+}
+
+void udp_send_control(int peer, int type, int code) {
+  if (udp.nout == udp.outcap) udp_send_now();
+  udp_pkt_hdr_t *h = &udp.acks[udp.nacks++];
+  *h = (udp_pkt_hdr_t){0};
+  fill_header(h, peer, type);
+  h->code = code;
+  udp_queue_out(peer, h, sizeof *h);
+}
+
+/* End of a poll: every touched peer's open packet goes; owed credits beyond the slack go in
+ * an otherwise empty packet; an acknowledgement goes alone only when no data packet carried
+ * it within UDP_ACK_DELAY (the peer stays listed until then). */
+void udp_flush_all(void) {
+  int kept = 0;
+  double now = -1;
+  for (int i = 0; i < udp.ndirty; i++) {
+    int peer = udp.dirty[i];
+    udp_peer_t *p = &udp.peers[peer];
+    p->dirty = false;
+    if (p->finished) continue;
+    udp_flush_peer(peer, false);
+    if (gasneti_credit_overdue(&udp.credits, peer) && (p->open || open_packet(peer)))
+      udp_flush_peer(peer, true);
+    if (p->rel.ack_due && !p->sent_data) {
+      if (now < 0) now = udp_now();
+      if (now >= p->ack_by) {
+        send_ack(peer);
+      } else {
+        p->dirty = true;
+        udp.dirty[kept++] = peer;
+      }
+    }
+    p->sent_data = false;
+  }
+  udp.ndirty = kept;
+  udp_send_now();
+}
+
+/* ---- from an AM to messages ------------------------------------------------------------------ */
+typedef struct {
+  uint32_t off; /* payload bytes already placed */
+} progress_t;
+
+static void append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, bool with_args,
+                   uint32_t chunk, const uint8_t *payload, uint64_t dst) {
+  udp_peer_t *p = &udp.peers[peer];
+  udp_msg_hdr_t *m = (udp_msg_hdr_t *)(p->open + p->open_len);
+  int nargs = with_args ? am->nargs : 0;
+  *m = (udp_msg_hdr_t){.category = am->category, .handler = am->handler, .nargs = (uint8_t)nargs,
+                       .flags = (uint8_t)(flags | (reply ? UDP_MSG_REPLY : 0)),
+                       .nbytes = am->nbytes, .chunk = chunk, .dst = dst};
+  uint8_t *at = (uint8_t *)(m + 1);
+  if (nargs) memcpy(at, am->args, 4u * (uint32_t)nargs);
+  at += udp_args_bytes(nargs);
+  if (chunk) memcpy(at, payload, chunk);
+  p->open_len += udp_msg_bytes(nargs, chunk);
+  ((udp_pkt_hdr_t *)p->open)->nmsgs++;
+}
+
+/* Places as much of the AM as window and buffers allow; true once all of it is placed. */
+static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) {
+  udp_peer_t *p = &udp.peers[peer];
+  uint32_t total = am->category == GASNETI_AM_SHORT ? 0 : am->nbytes;
+  const uint8_t *src = am->payload;
+  for (;;) {
+    if (!p->open && !open_packet(peer)) return false;
+    udp_pkt_hdr_t *h = (udp_pkt_hdr_t *)p->open;
+    uint32_t room = p->dgram - p->open_len;
+    uint32_t left = total - pr->off;
+    if (h->nmsgs < 255 && udp_msg_bytes(am->nargs, left) <= room) { /* the last (or only) part */
+      uint8_t flags = 0;
+      uint64_t dst = am->dst;
+      if (am->category == GASNETI_AM_LONG && left) flags = GASNETI_AM_TAIL;
+      append(peer, am, reply, flags, true, left, src + pr->off, dst);
+      pr->off = total;
+      return true;
+    }
+    uint32_t piece = room > sizeof(udp_msg_hdr_t) ? (room - (uint32_t)sizeof(udp_msg_hdr_t)) & ~7u
+                                                  : 0;
+    if (h->nmsgs == 255 || piece < 256 || am->category == GASNETI_AM_SHORT) {
+      udp_flush_peer(peer, false); /* too little room here: a fresh datagram */
+      continue;
+    }
+    if (piece > left) piece = left;
+    if (am->category == GASNETI_AM_LONG)
+      append(peer, am, reply, GASNETI_AM_FRAG, false, piece, src + pr->off, am->dst + pr->off);
+    else
+      append(peer, am, reply, UDP_MSG_MEDPART, false, piece, src + pr->off, 0);
+    pr->off += piece;
+    udp_flush_peer(peer, false); /* this datagram is full */
+  }
+}
+
+static void wait_a_little(int which) {
+  if (!gasneti_poll(which)) gasneti_wait_backoff();
+}
+
+void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
+  bool reply = reply_to != NULL;
+  bool in_handler = gasneti_am_context != GASNETI_CTX_CLIENT;
+  int which = (reply || in_handler) ? GASNETI_POLL_REPLIES : GASNETI_POLL_ALL;
+  udp_peer_t *p = &udp.peers[dest];
+  if (!reply) { /* a request takes a credit, given back by its reply */
+    for (;;) {
+      udp_lock_take();
+      bool ok = p->finished || gasneti_credit_take(&udp.credits, dest);
+      udp_lock_drop();
+      if (ok) break;
+      wait_a_little(which);
+    }
+  }
+  progress_t pr = {0};
+  for (;;) {
+    udp_lock_take();
+    if (p->finished) { /* it returned from main: nobody will ever read this */
+      udp_lock_drop();
+      return;
+    }
+    bool done = place(dest, am, reply, &pr);
+    /* A client's message to an idle peer leaves now. While earlier datagrams to it are still
+     * unacknowledged, messages gather in the open one (it goes when full, or at the next poll,
+     * Nagle-like); in a handler they go with the poll's other replies. */
+    if (done && (!udp.coalesce || (!in_handler && gasnetc_rel_in_flight(&p->rel) == 0))) {
+      udp_flush_peer(dest, false);
+      udp_send_now();
+    }
+    udp_lock_drop();
+    if (done) return;
+    wait_a_little(which);
+  }
+}

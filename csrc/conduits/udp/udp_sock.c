@@ -1,0 +1,224 @@
+/* udp_sock.c: the udp conduit's socket: choosing and binding its address, batched sends and
+ * receives, and UDP segmentation offload (GSO out, GRO in) where the kernel has it. */
+#include "udp_sock.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/udp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+enum { IP_UDP_HEADERS = 28, UDP_MAX_PAYLOAD = 65507, MAX_GSO_SEGMENTS = 64,
+       SOCKET_BUFFER = 8 << 20 };
+
+static int interface_mtu(int fd, const char *ifname) {
+  struct ifreq req = {0};
+  snprintf(req.ifr_name, sizeof req.ifr_name, "%.*s", (int)sizeof req.ifr_name - 1, ifname);
+  return ioctl(fd, SIOCGIFMTU, &req) == 0 ? req.ifr_mtu : 1500;
+}
+
+/* Finds the IPv4 address to bind: by address, by interface name, or the first non-loopback
+ * interface that is up. */
+static bool choose_address(const char *want, struct sockaddr_in *addr, char *ifname,
+                           size_t iflen, char *err, size_t errlen) {
+  struct in_addr wanted;
+  bool by_ip = want && *want && inet_pton(AF_INET, want, &wanted) == 1;
+  struct ifaddrs *list;
+  if (getifaddrs(&list) != 0) {
+    snprintf(err, errlen, "cannot list network interfaces: %s", strerror(errno));
+    return false;
+  }
+  const struct ifaddrs *found = NULL, *loopback = NULL;
+  for (const struct ifaddrs *i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
+    const struct sockaddr_in *a = (const struct sockaddr_in *)i->ifa_addr;
+    if (want && *want) {
+      if ((by_ip && a->sin_addr.s_addr == wanted.s_addr) || (!by_ip && !strcmp(i->ifa_name, want))) {
+        found = i;
+        break;
+      }
+    } else if (i->ifa_flags & IFF_LOOPBACK) {
+      if (!loopback) loopback = i;
+    } else if (!found) {
+      found = i;
+    }
+  }
+  if (!found) found = want && *want ? NULL : loopback;
+  if (!found) {
+    if (want && *want)
+      snprintf(err, errlen, "GASNET_UDP_ADDRESS='%s' names no IPv4 address or interface that is "
+               "up on this host (accepted: an address such as 10.0.0.5 or an interface name "
+               "such as eth0)", want);
+    else
+      snprintf(err, errlen, "this host has no IPv4 interface that is up");
+    freeifaddrs(list);
+    return false;
+  }
+  *addr = *(const struct sockaddr_in *)found->ifa_addr;
+  addr->sin_port = 0;
+  snprintf(ifname, iflen, "%s", found->ifa_name);
+  freeifaddrs(list);
+  return true;
+}
+
+bool udp_sock_open(udp_sock_t *s, const char *address, bool offload, char *err, size_t errlen) {
+  *s = (udp_sock_t){.fd = -1};
+  if (!choose_address(address, &s->self, s->ifname, sizeof s->ifname, err, errlen)) return false;
+  s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (s->fd < 0) {
+    snprintf(err, errlen, "cannot create a UDP socket: %s", strerror(errno));
+    return false;
+  }
+  /* Large buffers keep bursts (a 1 MiB put is 16 datagrams on loopback) from being dropped;
+   * the FORCE forms work for root, the plain ones up to the system's maximum otherwise. */
+  int size = SOCKET_BUFFER;
+  if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
+    setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  if (setsockopt(s->fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) != 0)
+    setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  /* Never fragment at the IP level: an oversized datagram fails instead of crawling. */
+  int pmtu = IP_PMTUDISC_DO;
+  setsockopt(s->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+  if (bind(s->fd, (struct sockaddr *)&s->self, sizeof s->self) != 0) {
+    snprintf(err, errlen, "cannot bind a UDP socket to %s: %s", inet_ntoa(s->self.sin_addr),
+             strerror(errno));
+    close(s->fd);
+    s->fd = -1;
+    return false;
+  }
+  socklen_t len = sizeof s->self;
+  getsockname(s->fd, (struct sockaddr *)&s->self, &len);
+  s->mtu = interface_mtu(s->fd, s->ifname);
+  if (offload) {
+    int zero = 0, one = 1;
+    /* Setting a 0 segment size probes for GSO without turning it on for plain sends. */
+    s->gso = setsockopt(s->fd, IPPROTO_UDP, UDP_SEGMENT, &zero, sizeof zero) == 0;
+    s->gro = setsockopt(s->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) == 0;
+  }
+  return true;
+}
+
+void udp_sock_close(udp_sock_t *s) {
+  if (s->fd >= 0) close(s->fd);
+  s->fd = -1;
+}
+
+uint32_t udp_datagram_limit(int my_mtu, int peer_mtu, bool same_host) {
+  if (same_host) return UDP_MAX_PAYLOAD; /* loopback: the kernel's largest datagram */
+  int mtu = my_mtu < peer_mtu ? my_mtu : peer_mtu;
+  int limit = mtu - IP_UDP_HEADERS;
+  if (limit > UDP_MAX_PAYLOAD) limit = UDP_MAX_PAYLOAD;
+  return limit < 512 ? 512 : (uint32_t)limit;
+}
+
+/* ---- sending -------------------------------------------------------------------------------- */
+enum { BATCH = 64 };
+
+/* How many datagrams from out[i] can go as one GSO send: same peer, same size (the last may be
+ * shorter), at most 64 and 64 KiB in all. */
+static int gso_run(const udp_out_t *out, int i, int n) {
+  int j = i + 1;
+  uint32_t total = out[i].len;
+  while (j < n && j - i < MAX_GSO_SEGMENTS && out[j].to == out[i].to &&
+         out[j].len <= out[i].len && out[j - 1].len == out[i].len &&
+         total + out[j].len <= UDP_MAX_PAYLOAD) {
+    total += out[j].len;
+    j++;
+  }
+  return j - i;
+}
+
+static void send_gso(udp_sock_t *s, const udp_out_t *out, int count) {
+  struct iovec iov[MAX_GSO_SEGMENTS];
+  for (int k = 0; k < count; k++) iov[k] = (struct iovec){(void *)out[k].buf, out[k].len};
+  char control[CMSG_SPACE(sizeof(uint16_t))] = {0};
+  struct msghdr msg = {.msg_name = (void *)out[0].to, .msg_namelen = sizeof *out[0].to,
+                       .msg_iov = iov, .msg_iovlen = (size_t)count, .msg_control = control,
+                       .msg_controllen = sizeof control};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = IPPROTO_UDP;
+  c->cmsg_type = UDP_SEGMENT;
+  c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+  uint16_t segment = (uint16_t)out[0].len;
+  memcpy(CMSG_DATA(c), &segment, sizeof segment);
+  if (sendmsg(s->fd, &msg, 0) < 0 && (errno == EINVAL || errno == EIO || errno == EOPNOTSUPP)) {
+    s->gso = false; /* this path cannot: from now on, plain datagrams */
+    udp_sock_send(s, out, count);
+  }
+}
+
+void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n) {
+  struct mmsghdr msgs[BATCH];
+  struct iovec iov[BATCH];
+  int i = 0;
+  while (i < n) {
+    int run = s->gso ? gso_run(out, i, n) : 1;
+    if (run > 1) {
+      send_gso(s, &out[i], run);
+      i += run;
+      continue;
+    }
+    int m = 0;
+    while (i < n && m < BATCH && (!s->gso || gso_run(out, i, n) == 1)) {
+      iov[m] = (struct iovec){(void *)out[i].buf, out[i].len};
+      msgs[m] = (struct mmsghdr){.msg_hdr = {.msg_name = (void *)out[i].to,
+                                             .msg_namelen = sizeof *out[i].to,
+                                             .msg_iov = &iov[m], .msg_iovlen = 1}};
+      m++, i++;
+    }
+    int sent = 0;
+    while (sent < m) {
+      int r = sendmmsg(s->fd, msgs + sent, (unsigned)(m - sent), 0);
+      if (r > 0) {
+        sent += r;
+      } else if (r < 0 && errno == EINTR) {
+        continue;
+      } else {
+        sent++; /* refused (a full buffer, a dead peer's port): it counts as lost */
+      }
+    }
+  }
+}
+
+/* ---- receiving ------------------------------------------------------------------------------ */
+int udp_sock_recv(udp_sock_t *s, uint8_t *const *bufs, uint32_t cap, udp_in_t *in, int n) {
+  struct mmsghdr msgs[BATCH];
+  struct iovec iov[BATCH];
+  char control[BATCH][CMSG_SPACE(sizeof(int))];
+  if (n > BATCH) n = BATCH;
+  for (int i = 0; i < n; i++) {
+    iov[i] = (struct iovec){bufs[i], cap};
+    msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_name = &in[i].from,
+                                           .msg_namelen = sizeof in[i].from, .msg_iov = &iov[i],
+                                           .msg_iovlen = 1, .msg_control = s->gro ? control[i] : NULL,
+                                           .msg_controllen = s->gro ? sizeof control[i] : 0}};
+  }
+  int got = recvmmsg(s->fd, msgs, (unsigned)n, MSG_DONTWAIT, NULL);
+  if (got <= 0) return 0;
+  for (int i = 0; i < got; i++) {
+    in[i].buf = bufs[i];
+    in[i].len = msgs[i].msg_len;
+    in[i].segment = 0;
+    if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) in[i].len = 0; /* not ours: too large */
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
+         c = CMSG_NXTHDR(&msgs[i].msg_hdr, c))
+      if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+        int segment;
+        memcpy(&segment, CMSG_DATA(c), sizeof segment);
+        in[i].segment = (uint32_t)segment;
+      }
+  }
+  return got;
+}

@@ -1,0 +1,51 @@
+/* udp_sock.h: the udp conduit's socket I/O: one non-blocking UDP socket per rank, batches of
+ * datagrams out with sendmmsg (runs of equal-size datagrams to one peer with UDP_SEGMENT) and
+ * in with recvmmsg (coalesced runs split again when UDP_GRO is on). Knows nothing of AMs. */
+#ifndef GASNETC_UDP_SOCK_H
+#define GASNETC_UDP_SOCK_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  int fd;
+  struct sockaddr_in self; /* the address peers send to */
+  char ifname[32];         /* its interface */
+  int mtu;                 /* that interface's MTU */
+  bool gso, gro;           /* segmentation offload in use, each way */
+} udp_sock_t;
+
+/* Binds a socket on the address GASNET_UDP_ADDRESS names (an IPv4 address or an interface),
+ * or on the first non-loopback interface that is up, else 127.0.0.1. Returns false with a
+ * message naming the knob, the value and the accepted form. */
+bool udp_sock_open(udp_sock_t *s, const char *address, bool offload, char *err, size_t errlen);
+void udp_sock_close(udp_sock_t *s);
+
+typedef struct {
+  const struct sockaddr_in *to;
+  const void *buf;
+  uint32_t len;
+} udp_out_t;
+
+/* Sends every datagram (best effort: a datagram the kernel refuses is as good as lost, and the
+ * reliability layer sends it again). Consecutive full datagrams of one size to one peer go in
+ * one system call when GSO is on. */
+void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n);
+
+typedef struct {
+  uint8_t *buf;     /* where the datagram(s) landed */
+  uint32_t len;     /* bytes received */
+  uint32_t segment; /* GRO: size of each datagram in buf (the last may be shorter); 0: one */
+  struct sockaddr_in from;
+} udp_in_t;
+
+/* Receives up to n datagrams (or GRO runs) into bufs[0..n-1] of cap bytes each, without
+ * waiting; returns how many. */
+int udp_sock_recv(udp_sock_t *s, uint8_t *const *bufs, uint32_t cap, udp_in_t *in, int n);
+
+/* The largest UDP payload to a peer: on one host the loopback's, else min of both MTUs. */
+uint32_t udp_datagram_limit(int my_mtu, int peer_mtu, bool same_host);
+
+#endif

@@ -1,0 +1,53 @@
+/* udp_wire.h: what travels in a datagram of the udp conduit. Every datagram starts with a
+ * packet header (the job's tag, the sender, the reliability fields); a data packet then holds
+ * one or more AM messages, 8-byte aligned. Both ends run the same build, so fields are in host
+ * byte order. */
+#ifndef GASNETC_UDP_WIRE_H
+#define GASNETC_UDP_WIRE_H
+
+#include <stdint.h>
+
+enum {
+  UDP_DATA = 1,     /* sequenced: AM messages and returned credits; acknowledged */
+  UDP_ACK = 2,      /* acknowledgement only */
+  UDP_EXIT = 3,     /* the sender's rank ended the job with code (best effort, repeated) */
+  UDP_FINISHED = 4, /* the sender returned from main: do not wait for its acknowledgements */
+};
+
+typedef struct {
+  uint32_t tag;     /* the job's tag: datagrams of other jobs or other programs are dropped */
+  uint16_t src;     /* sender's rank */
+  uint8_t type;
+  uint8_t nmsgs;    /* UDP_DATA: messages that follow */
+  uint32_t seq;     /* UDP_DATA */
+  uint32_t ack;     /* cumulative acknowledgement of the receiver's stream to the sender */
+  uint64_t sack;    /* selective acknowledgements (bit i: ack + 1 + i) */
+  uint16_t credits; /* UDP_DATA: AM credits returned to the receiver */
+  uint16_t pad;
+  int32_t code;     /* UDP_EXIT */
+} udp_pkt_hdr_t;
+_Static_assert(sizeof(udp_pkt_hdr_t) == 32, "packet header");
+
+/* Message flags (beyond GASNETI_AM_FRAG / GASNETI_AM_TAIL, which keep their values). */
+enum {
+  UDP_MSG_REPLY = 0x10,   /* a reply (returns the request's credit) */
+  UDP_MSG_MEDPART = 0x20, /* a leading piece of a Medium that did not fit one datagram */
+};
+
+typedef struct {
+  uint8_t category, handler, nargs, flags;
+  uint32_t nbytes; /* what the handler sees */
+  uint32_t chunk;  /* payload bytes in this message */
+  uint32_t pad;
+  uint64_t dst;    /* Long: where this message's payload goes */
+  /* then nargs arguments, padded to 8 bytes, then the payload, padded to 8 bytes */
+} udp_msg_hdr_t;
+_Static_assert(sizeof(udp_msg_hdr_t) == 24, "message header");
+
+static inline uint32_t udp_align8(uint32_t n) { return (n + 7u) & ~7u; }
+static inline uint32_t udp_args_bytes(int nargs) { return udp_align8(4u * (uint32_t)nargs); }
+static inline uint32_t udp_msg_bytes(int nargs, uint32_t chunk) {
+  return (uint32_t)sizeof(udp_msg_hdr_t) + udp_args_bytes(nargs) + udp_align8(chunk);
+}
+
+#endif

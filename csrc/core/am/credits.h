@@ -1,0 +1,55 @@
+/* credits.h: AM flow control for network conduits (udp, ibv), shared so each gets the same
+ * rules: a request consumes a credit for its destination (and one of the rank's total); the
+ * reply that answers it returns it. A responder whose handler sends no reply owes the credit
+ * (an implicit reply) and banks it; banked credits ride back on its next message to that
+ * peer, or in a hidden reply once more than GASNET_AM_CREDITS_SLACK are banked. Not thread
+ * safe: the conduit calls it under its own lock. */
+#ifndef GASNETI_CREDITS_H
+#define GASNETI_CREDITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+  int nranks, pp, slack;
+  int total_limit; /* 0: no limit beyond the per-peer one */
+  int total_used;
+  uint16_t *used;  /* per peer: requests in flight to it */
+  uint16_t *owed;  /* per peer: credits banked for it (requests served, not yet returned) */
+} gasneti_credits_t;
+
+/* From GASNET_AM_CREDITS_PP, _TOTAL (negative: computed, min(256, ranks * pp)) and _SLACK. */
+bool gasneti_credits_init(gasneti_credits_t *c, int nranks, int pp, int total, int slack);
+void gasneti_credits_fini(gasneti_credits_t *c);
+
+/* A request to peer may go: takes a credit, or returns false (poll and try again). */
+static inline bool gasneti_credit_take(gasneti_credits_t *c, int peer) {
+  if (c->used[peer] >= c->pp || (c->total_limit && c->total_used >= c->total_limit)) return false;
+  c->used[peer]++;
+  c->total_used++;
+  return true;
+}
+
+/* n credits came back from peer (in a reply or piggybacked on any of its messages). */
+static inline void gasneti_credit_returned(gasneti_credits_t *c, int peer, int n) {
+  if (n > c->used[peer]) n = c->used[peer]; /* never more than were taken */
+  c->used[peer] = (uint16_t)(c->used[peer] - n);
+  c->total_used -= n;
+}
+
+/* A request from peer was served without a reply: its credit is owed. */
+static inline void gasneti_credit_owe(gasneti_credits_t *c, int peer) { c->owed[peer]++; }
+
+/* Credits to send back to peer now (all that is owed); clears the debt. */
+static inline int gasneti_credit_collect(gasneti_credits_t *c, int peer) {
+  int n = c->owed[peer];
+  c->owed[peer] = 0;
+  return n;
+}
+
+/* More than the slack is owed: return it in a hidden reply without waiting for traffic. */
+static inline bool gasneti_credit_overdue(const gasneti_credits_t *c, int peer) {
+  return c->owed[peer] > c->slack;
+}
+
+#endif

@@ -1,0 +1,216 @@
+/* udp_rel_test.c: the udp conduit's reliability layer alone, over an in-memory network that
+ * drops, duplicates, reorders and delays packets, under many seeded random schedules. Two
+ * endpoints send each other numbered messages; every message must be delivered exactly once
+ * and in order, every stream must drain in bounded (virtual) time, and every packet buffer must
+ * come back. A peer that never answers must be declared unreachable after the maximum time.
+ * Usage: udp_rel_test SCHEDULES MESSAGES FIRST_SEED   (prints one line; exit 1 on a failure) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../../csrc/conduits/udp/udp_rel.h"
+
+typedef struct {
+  int data;        /* a data packet (else an acknowledgement only) */
+  uint32_t seq;
+  gasnetc_rel_ackinfo_t ack;
+  int msg;         /* the message number it carries */
+  double arrive;   /* virtual time it reaches the other side */
+  int to;          /* endpoint 0 or 1 */
+} packet_t;
+
+enum { MAXNET = 1 << 16 };
+static packet_t net[MAXNET];
+static int nnet;
+static uint64_t rng;
+static double drop_p, dup_p, max_delay;
+static long allocated, released;
+
+static double uniform(void) { /* xorshift64*: reproducible for a seed */
+  rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+  return (double)((rng * 2685821657736338717ull) >> 11) / 9007199254740992.0;
+}
+
+typedef struct {
+  gasnetc_rel_t rel;
+  int next_msg;   /* next message to send */
+  int delivered;  /* messages delivered from the peer, in order */
+  int failed;
+} endpoint_t;
+
+static endpoint_t ep[2];
+static double now;
+static int current; /* the endpoint whose callbacks run */
+
+static void transmit(int from, const packet_t *p) {
+  int copies = uniform() < drop_p ? 0 : (uniform() < dup_p ? 2 : 1);
+  for (int c = 0; c < copies && nnet < MAXNET; c++) {
+    packet_t q = *p;
+    q.to = 1 - from;
+    q.arrive = now + uniform() * max_delay; /* independent delays reorder packets */
+    net[nnet++] = q;
+  }
+}
+
+static void release(void *ctx, void *buf) {
+  (void)ctx;
+  released++;
+  free(buf);
+}
+
+static void resend(void *ctx, void *buf, uint32_t len) {
+  (void)ctx, (void)len;
+  packet_t p = *(packet_t *)buf;
+  p.ack = gasnetc_rel_ackinfo(&ep[current].rel); /* fresh acknowledgement, as the conduit does */
+  transmit(current, &p);
+}
+
+static void send_data(int e, int msg, const gasnetc_rel_timeouts_t *t) {
+  packet_t *p = malloc(sizeof *p);
+  allocated++;
+  p->data = 1, p->msg = msg;
+  p->seq = gasnetc_rel_send(&ep[e].rel, p, sizeof *p, now, t);
+  p->ack = gasnetc_rel_ackinfo(&ep[e].rel);
+  transmit(e, p);
+}
+
+static int deliver(int e, const packet_t *p) {
+  if (p->msg != ep[e].delivered) {
+    fprintf(stderr, "endpoint %d: message %d delivered where %d was due\n", e, p->msg,
+            ep[e].delivered);
+    return 0;
+  }
+  ep[e].delivered++;
+  return 1;
+}
+
+static int receive(int e, packet_t *p, const gasnetc_rel_timeouts_t *t) {
+  current = e;
+  gasnetc_rel_acked(&ep[e].rel, p->ack, now, t, release, resend, NULL);
+  if (!p->data) return 1;
+  packet_t *copy = malloc(sizeof *copy);
+  allocated++;
+  *copy = *p;
+  int what = gasnetc_rel_receive(&ep[e].rel, p->seq, copy, sizeof *copy);
+  if (what != GASNETC_REL_HELD) release(NULL, copy);
+  if (what != GASNETC_REL_DELIVER) return 1;
+  if (!deliver(e, p)) return 0;
+  uint32_t len;
+  packet_t *held;
+  while ((held = gasnetc_rel_next_held(&ep[e].rel, &len))) {
+    int ok = deliver(e, held);
+    release(NULL, held);
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+/* One schedule; returns 1 when every check held. */
+static int schedule(uint64_t seed, int messages) {
+  rng = seed * 0x9E3779B97F4A7C15ull + 1;
+  drop_p = uniform() * 0.35, dup_p = uniform() * 0.2, max_delay = 1e-6 + uniform() * 2e-3;
+  uint32_t window = 1u << (1 + (int)(uniform() * 7)); /* 2..128 */
+  gasnetc_rel_timeouts_t t = {.initial = 1e-3, .backoff = 2, .max = 5.0, .floor = 50e-6};
+  nnet = 0, now = 0, allocated = released = 0;
+  for (int e = 0; e < 2; e++) {
+    ep[e] = (endpoint_t){0};
+    if (!gasnetc_rel_init(&ep[e].rel, window, &t)) return 0;
+  }
+  int ok = 1;
+  while (ok) {
+    int done = 1;
+    for (int e = 0; e < 2; e++) {
+      /* a burst of new messages while the window allows */
+      int burst = 1 + (int)(uniform() * 8);
+      while (burst-- && ep[e].next_msg < messages && gasnetc_rel_window_open(&ep[e].rel))
+        send_data(e, ep[e].next_msg++, &t);
+      current = e;
+      if (!gasnetc_rel_tick(&ep[e].rel, now, &t, resend, NULL)) {
+        fprintf(stderr, "seed %llu: endpoint %d declared its peer unreachable at t=%.3f\n",
+                (unsigned long long)seed, e, now);
+        ok = 0;
+      }
+      done &= ep[e].next_msg == messages && gasnetc_rel_in_flight(&ep[e].rel) == 0 &&
+              ep[1 - e].delivered == messages;
+    }
+    if (done || !ok) break;
+    /* advance to the earliest arrival (or a retransmission deadline) */
+    double next = -1;
+    for (int i = 0; i < nnet; i++)
+      if (next < 0 || net[i].arrive < next) next = net[i].arrive;
+    for (int e = 0; e < 2; e++) {
+      double d = gasnetc_rel_next_deadline(&ep[e].rel);
+      if (d >= 0 && (next < 0 || d < next)) next = d;
+    }
+    if (next < 0) next = now + 1e-4;
+    if (next > now) now = next;
+    for (int i = 0; i < nnet && ok;) {
+      if (net[i].arrive > now) {
+        i++;
+        continue;
+      }
+      packet_t p = net[i];
+      net[i] = net[--nnet];
+      ok = receive(p.to, &p, &t);
+    }
+    /* acknowledgement-only packets when data arrived and nothing else goes back */
+    for (int e = 0; e < 2; e++)
+      if (ep[e].rel.ack_due) {
+        packet_t a = {.data = 0, .ack = gasnetc_rel_ackinfo(&ep[e].rel)};
+        transmit(e, &a);
+      }
+    if (now > 60.0) {
+      fprintf(stderr, "seed %llu: not drained after 60 s of virtual time\n",
+              (unsigned long long)seed);
+      ok = 0;
+    }
+  }
+  for (int e = 0; e < 2; e++) gasnetc_rel_fini(&ep[e].rel, release, NULL);
+  if (ok && allocated != released) {
+    fprintf(stderr, "seed %llu: %ld buffers allocated, %ld released\n", (unsigned long long)seed,
+            allocated, released);
+    ok = 0;
+  }
+  if (!ok)
+    fprintf(stderr, "seed %llu failed (drop %.2f dup %.2f delay %.4f window %u)\n",
+            (unsigned long long)seed, drop_p, dup_p, max_delay, window);
+  return ok;
+}
+
+/* A peer that never answers: the sender must give up after t.max, not before. */
+static int unreachable_after_max(void) {
+  gasnetc_rel_timeouts_t t = {.initial = 1e-3, .backoff = 2, .max = 2.0, .floor = 50e-6};
+  gasnetc_rel_t r;
+  if (!gasnetc_rel_init(&r, 8, &t)) return 0;
+  now = 0;
+  packet_t *p = malloc(sizeof *p);
+  gasnetc_rel_send(&r, p, sizeof *p, now, &t);
+  int resends = 0, ok = 1;
+  for (now = 0; now < 1.99; now += 1e-3)
+    if (!gasnetc_rel_tick(&r, now, &t, NULL, NULL)) ok = 0;
+  if (!ok) fprintf(stderr, "gave up before GASNET_REQUESTTIMEOUT_MAX\n");
+  for (; now < 2.1; now += 1e-3) resends += !gasnetc_rel_tick(&r, now, &t, NULL, NULL);
+  if (!resends) fprintf(stderr, "did not give up after GASNET_REQUESTTIMEOUT_MAX\n"), ok = 0;
+  released = 0;
+  gasnetc_rel_fini(&r, release, NULL);
+  return ok && released == 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: udp_rel_test SCHEDULES MESSAGES FIRST_SEED\n");
+    return 2;
+  }
+  long schedules = atol(argv[1]), messages = atol(argv[2]);
+  uint64_t first = strtoull(argv[3], NULL, 10);
+  long failures = 0, delivered = 0;
+  for (long s = 0; s < schedules; s++) {
+    if (!schedule(first + (uint64_t)s, (int)messages)) failures++;
+    delivered += ep[0].delivered + ep[1].delivered;
+    if (failures > 5) break;
+  }
+  if (!unreachable_after_max()) failures++;
+  printf("udp_rel_test: %ld schedules, %ld messages delivered, %ld failures\n", schedules,
+         delivered, failures);
+  return failures ? 1 : 0;
+}
