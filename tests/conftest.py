@@ -65,12 +65,34 @@ def job_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(params=list(BUILDS), scope="session")
-def build(request) -> Build:
-    path = BUILDS[request.param]
+CONDUITS = ["smp", "udp"]
+
+
+def built(variant: str, conduit: str = "smp") -> Build:
+    path = BUILDS[variant]
     if not (path / "bin" / "gasnetrun").exists():
-        pytest.skip(f"{path} is not built (run: scons{' debug=1' if request.param == 'debug' else ''})")
-    return Build(request.param, path)
+        pytest.skip(f"{path} is not built (run: scons{' debug=1' if variant == 'debug' else ''})")
+    if not (path / conduit).is_dir():
+        pytest.skip(f"this build has no {conduit} conduit")
+    return Build(variant, path, conduit)
+
+
+@pytest.fixture(params=[(v, c) for v in BUILDS for c in CONDUITS], scope="session",
+                ids=lambda p: f"{p[0]}-{p[1]}")
+def build(request) -> Build:
+    """Every variant with every conduit: the runtime's behaviour must not depend on either."""
+    return built(*request.param)
+
+
+@pytest.fixture(params=list(BUILDS), scope="session")
+def variant_build(request) -> Build:
+    """Every variant, smp only: for what no conduit changes (knobs, the launcher)."""
+    return built(request.param)
+
+
+@pytest.fixture(params=list(BUILDS), scope="session")
+def udp_build(request) -> Build:
+    return built(request.param, "udp")
 
 
 @pytest.fixture(scope="session")

@@ -59,8 +59,8 @@ CASES = [
 ]
 
 
-def c_results(build, cases):
-    tool = build.test_program("knob_check_tool")
+def c_results(variant_build, cases):
+    tool = variant_build.test_program("knob_check_tool")
     text = "".join(f"{name}\t{value}\n" for name, value in cases)
     proc = subprocess.run([str(tool)], input=text, capture_output=True, text=True, check=True)
     return proc.stdout.splitlines()
@@ -73,8 +73,8 @@ def python_result(native, name, value):
         return f"error {err}"
 
 
-def test_c_and_python_parse_every_type_identically(build, native):
-    c = c_results(build, CASES)
+def test_c_and_python_parse_every_type_identically(variant_build, native):
+    c = c_results(variant_build, CASES)
     assert len(c) == len(CASES)
     for (name, value), c_line in zip(CASES, c):
         assert python_result(native, name, value) == c_line, (name, value)
@@ -229,23 +229,23 @@ def test_info_reports_the_build(opt_build):
 
 # ---- the runtime reads knobs through the table ----------------------------------------------
 @pytest.mark.parametrize("value,ranks,expected", [("1M/P", 2, 1 << 20), ("8M/H", 4, 2 << 20)])
-def test_runtime_applies_max_segsize(build, value, ranks, expected):
-    result = build.job(ranks, "info_test", env={"GASNET_MAX_SEGSIZE": value})
+def test_runtime_applies_max_segsize(variant_build, value, ranks, expected):
+    result = variant_build.job(ranks, "info_test", env={"GASNET_MAX_SEGSIZE": value})
     # info_test attaches 256 KiB, so both settings allow it.
     assert result.returncode == 0, result.describe()
     assert f"info_test: max local segment {expected}" in result.stdout
 
 
-def test_runtime_rejects_a_malformed_knob_without_gasnetrun(build):
-    proc = subprocess.run([build.test_program("info_test")],
+def test_runtime_rejects_a_malformed_knob_without_gasnetrun(variant_build):
+    proc = subprocess.run([variant_build.test_program("info_test")],
                           env=job_env({"GASNET_SUPERNODE_MAXSIZE": "two"}), capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 1
     assert "GASNET_SUPERNODE_MAXSIZE='two'" in proc.stderr and "expected an integer" in proc.stderr
 
 
-def test_verboseenv_prints_knobs_read_on_rank_0_only(build):
-    result = build.job(2, "info_test", env={"GASNET_VERBOSEENV": "1",
+def test_verboseenv_prints_knobs_read_on_rank_0_only(variant_build):
+    result = variant_build.job(2, "info_test", env={"GASNET_VERBOSEENV": "1",
                                             "GASNET_SUPERNODE_MAXSIZE": "1"})
     assert result.returncode == 0, result.describe()
     lines = [l for l in result.stderr.splitlines() if l.startswith("GASNET knob")]
@@ -256,8 +256,8 @@ def test_verboseenv_prints_knobs_read_on_rank_0_only(build):
 
 
 @pytest.mark.parametrize("nranks", [2, 8])
-def test_amdissem_barrier(build, nranks):
-    result = build.job(nranks, "barrier_test", env={"GASNET_BARRIER": "AMDISSEM"})
+def test_amdissem_barrier(variant_build, nranks):
+    result = variant_build.job(nranks, "barrier_test", env={"GASNET_BARRIER": "AMDISSEM"})
     assert result.returncode == 0, result.describe()
     assert result.stdout.count("barrier_test: rank") == nranks
 

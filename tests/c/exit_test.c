@@ -14,7 +14,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: exit_test collective CODE | one RANK CODE | one-waiting RANK CODE | return |\n"
           "       return-one RANK | signal RANK SIG | hang | hang-compute | bad-handler RANK |\n"
-          "       stubborn RANK CODE |\n"
+          "       stubborn RANK CODE | freeze RANK |\n"
           "       before-attach CODE\n");
   exit(2);
 }
@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "before-attach") == 0) gasnet_exit(a);
   GASNET_SAFE(gasnet_attach(NULL, 0, GASNET_PAGESIZE, 0));
   int me = gasnet_mynode();
-  test_barrier();
+  if (strcmp(mode, "freeze") != 0) test_barrier(); /* (a frozen rank would take it along) */
   if (strcmp(mode, "collective") == 0) {
     printf("rank %d leaving with %d\n", me, a);
     fflush(stdout);
@@ -60,6 +60,16 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (strcmp(mode, "hang-compute") == 0) idle_forever();
     GASNET_BLOCKUNTIL(0);
+  } else if (strcmp(mode, "freeze") == 0) {
+    /* Rank a stops (as a vanished host would); the others put to it and wait for the answer. */
+    if (me == a) raise(SIGSTOP);
+    usleep(300000); /* rank a has surely stopped */
+    gasnet_seginfo_t seg[GASNET_MAXNODES > 256 ? 256 : GASNET_MAXNODES];
+    GASNET_SAFE(gasnet_getSegmentInfo(seg, gasnet_nodes() < 256 ? gasnet_nodes() : 256));
+    long value = 42;
+    gasnet_put(a, seg[a].addr, &value, sizeof value);
+    fprintf(stderr, "rank %d: a put to frozen rank %d completed\n", me, a);
+    return 4;
   } else if (strcmp(mode, "bad-handler") == 0) {
     if (me == a) GASNET_SAFE(gasnet_AMRequestShort0((gasnet_node_t)((a + 1) % gasnet_nodes()), 200));
     GASNET_BLOCKUNTIL(0); /* polls until the receiver's fatal error ends the job */

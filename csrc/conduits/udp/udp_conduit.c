@@ -94,6 +94,7 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
     gasneti_fatalerror("udp: cannot reserve %u packet buffers of 64 KiB", blocks);
   udp.active = gasneti_calloc(gasneti_nodes, sizeof *udp.active);
   udp.dirty = gasneti_calloc(gasneti_nodes, sizeof *udp.dirty);
+  udp.dirty_spare = gasneti_calloc(gasneti_nodes, sizeof *udp.dirty_spare);
   udp.outcap = 256;
   udp.out = gasneti_calloc((size_t)udp.outcap, sizeof *udp.out);
   udp.acks = gasneti_calloc((size_t)udp.outcap, sizeof *udp.acks);

@@ -70,6 +70,7 @@ typedef struct {
   bool coalesce;
   int *active, nactive;  /* peers with datagrams in flight */
   int *dirty, ndirty;    /* peers to flush at the end of a send or poll */
+  int *dirty_spare;      /* the other half of a double buffer (udp_flush_all) */
   double next_check;     /* earliest retransmission deadline (-1: none) */
   udp_out_t *out;        /* datagrams to hand to the socket */
   int nout, outcap;

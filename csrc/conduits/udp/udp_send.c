@@ -119,10 +119,15 @@ void udp_send_control(int peer, int type, int code) {
  * an otherwise empty packet; an acknowledgement goes alone only when no data packet carried
  * it within UDP_ACK_DELAY (the peer stays listed until then). */
 void udp_flush_all(void) {
-  int kept = 0;
+  /* Work on a snapshot: opening a packet for credits lists its peer again. */
+  int n = udp.ndirty;
+  int *list = udp.dirty;
+  udp.dirty = udp.dirty_spare;
+  udp.dirty_spare = list;
+  udp.ndirty = 0;
   double now = -1;
-  for (int i = 0; i < udp.ndirty; i++) {
-    int peer = udp.dirty[i];
+  for (int i = 0; i < n; i++) {
+    int peer = list[i];
     udp_peer_t *p = &udp.peers[peer];
     p->dirty = false;
     if (p->finished) continue;
@@ -131,16 +136,11 @@ void udp_flush_all(void) {
       udp_flush_peer(peer, true);
     if (p->rel.ack_due && !p->sent_data) {
       if (now < 0) now = udp_now();
-      if (now >= p->ack_by) {
-        send_ack(peer);
-      } else {
-        p->dirty = true;
-        udp.dirty[kept++] = peer;
-      }
+      if (now >= p->ack_by) send_ack(peer);
+      else udp_mark_dirty(peer); /* not yet: a data packet may still carry it */
     }
     p->sent_data = false;
   }
-  udp.ndirty = kept;
   udp_send_now();
 }
 

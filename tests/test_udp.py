@@ -1,0 +1,175 @@
+"""The udp conduit: its reliability layer and the core's credits alone, then whole jobs whose
+ranks talk over UDP (GASNET_SUPERNODE_MAXSIZE=1) through lost packets (an nftables rule in a
+private network namespace drops a random share), a peer that stops answering, ranks computing
+without polling, and the receive thread."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+
+import pytest
+
+from conftest import job_env
+
+NO_PSHM = {"GASNET_SUPERNODE_MAXSIZE": "1"}
+
+
+def test_reliability_layer_delivers_every_message_once_in_order_under_random_loss(opt_build):
+    """1000 seeded schedules x 1000 messages each way: drops up to 35%, duplicates up to 20%,
+    reordering, windows of 2..128."""
+    proc = subprocess.run([str(opt_build.path / "unit" / "udp_rel_test"), "1000", "1000", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2000000 messages delivered, 0 failures" in proc.stdout
+
+
+def test_core_credits_bound_requests_in_flight_and_all_come_back(opt_build):
+    proc = subprocess.run([str(opt_build.path / "unit" / "core_credits_test"), "20000", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "0 failures" in proc.stdout, proc.stdout + proc.stderr
+
+
+# ---- a private network namespace that loses packets ---------------------------------------
+class LossyNet:
+    def __init__(self) -> None:
+        self.name = f"gasnet_loss_{uuid.uuid4().hex[:8]}"
+        subprocess.run(["ip", "netns", "add", self.name], check=True)
+        self.ns(["ip", "link", "set", "lo", "up"])
+        self.ns(["nft", "add", "table", "inet", "loss"])
+        self.ns(["nft", "add", "chain", "inet", "loss", "input",
+                 "{ type filter hook input priority 0 ; }"])
+
+    def ns(self, cmd: list[str]) -> None:
+        subprocess.run(["ip", "netns", "exec", self.name, *cmd], check=True,
+                       capture_output=True)
+
+    def drop(self, percent: int) -> None:
+        self.ns(["nft", "flush", "chain", "inet", "loss", "input"])
+        self.ns(["nft", "add", "rule", "inet", "loss", "input", "meta", "l4proto", "udp",
+                 "counter", "numgen", "random", "mod", "100", "<", str(percent), "counter",
+                 "drop"])
+
+    def dropped(self) -> int:
+        out = subprocess.run(["ip", "netns", "exec", self.name, "nft", "list", "chain", "inet",
+                              "loss", "input"], capture_output=True, text=True).stdout
+        counts = [int(w) for w in out.replace("packets", " packets ").split()
+                  if w.isdigit()]
+        return counts[2] if len(counts) > 2 else 0  # packets seen, bytes, packets dropped
+
+    def close(self) -> None:
+        subprocess.run(["ip", "netns", "del", self.name], check=False)
+
+
+@pytest.fixture(scope="module")
+def lossy_net():
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces and nftables need root")
+    if not shutil.which("nft") or not shutil.which("ip"):
+        pytest.skip("nftables (nft) and iproute2 (ip) are needed")
+    net = LossyNet()
+    yield net
+    net.close()
+
+
+def run_in(net: LossyNet, build, nranks: int, program: str, *args: str, env=None,
+           timeout: float = 300):
+    full = job_env({**NO_PSHM, **(env or {})})
+    proc = subprocess.run(["ip", "netns", "exec", net.name, build.gasnetrun, "-n", str(nranks),
+                           build.test_program(program), *args], env=full, capture_output=True,
+                          text=True, timeout=timeout)
+    return proc
+
+
+@pytest.mark.parametrize("percent", [5, 30])
+def test_flood_of_100000_ams_arrives_exactly_once_through_packet_loss(udp_build, lossy_net,
+                                                                      percent):
+    if percent == 30 and udp_build.name == "debug":
+        pytest.skip("30% loss runs once, in the optimized build (minutes under the sanitizers)")
+    lossy_net.drop(percent)
+    proc = run_in(lossy_net, udp_build, 2, "flood_test")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "rank 0 received all 100000 requests" in proc.stdout
+    assert lossy_net.dropped() > 0, "no packet was dropped: the test tested nothing"
+
+
+@pytest.mark.parametrize("percent", [5, 30])
+def test_64_mib_of_puts_and_gets_arrive_intact_through_packet_loss(udp_build, lossy_net, percent):
+    if percent == 30 and udp_build.name == "debug":
+        pytest.skip("30% loss runs once, in the optimized build")
+    lossy_net.drop(percent)
+    proc = run_in(lossy_net, udp_build, 2, "bulk_test", "64")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("moved 64 MiB each way") == 2
+    assert lossy_net.dropped() > 0
+
+
+def test_eight_ranks_all_to_all_through_5_percent_loss(udp_build, lossy_net):
+    lossy_net.drop(5)
+    for program in ("am_test", "barrier_test"):
+        proc = run_in(lossy_net, udp_build, 8, program)
+        assert proc.returncode == 0, program + proc.stdout + proc.stderr
+        assert proc.stdout.count(f"{program}: rank") == 8
+
+
+# ---- peers that stop answering, ranks that stop polling -------------------------------------
+def test_a_peer_that_never_answers_ends_the_job_after_requesttimeout_max(udp_build):
+    result = udp_build.job(3, "exit_test", "freeze", "1",
+                           env={**NO_PSHM, "GASNET_REQUESTTIMEOUT_MAX": "2",
+                                "GASNET_EXITTIMEOUT": "5"}, timeout=60)
+    assert result.returncode == 1, result.describe()
+    assert ("rank 1 on host " in result.stderr and "acknowledged nothing for 2 s "
+            "(GASNET_REQUESTTIMEOUT_MAX): it is unreachable" in result.stderr), result.describe()
+    assert result.seconds < 2 + 5 + 5, result.describe()
+
+
+@pytest.mark.parametrize("args,code,bound", [
+    (["one-waiting", "1", "6"], 6, 0),     # peers in a barrier hear the exit over UDP at once
+    (["one", "1", "5"], 5, 4),             # peers computing: SIGQUIT from their agent
+    (["collective", "3"], 3, 0),
+    (["signal", "2", "9"], 137, 4),
+], ids=lambda v: "-".join(v) if isinstance(v, list) else str(v))
+def test_exits_over_udp_end_every_rank_with_the_code(udp_build, args, code, bound):
+    result = udp_build.job(4, "exit_test", *args, env={**NO_PSHM, "GASNET_EXITTIMEOUT": "4"},
+                           timeout=60)
+    assert result.returncode == code, result.describe()
+    assert result.seconds < bound + 3 + (2 if udp_build.name == "debug" else 0), result.describe()
+
+
+def test_receive_thread_serves_ams_while_the_rank_computes(udp_build):
+    result = udp_build.job(2, "rcvthread_test", mode="par",
+                           env={**NO_PSHM, "GASNET_RCV_THREAD": "1"}, timeout=60)
+    assert result.returncode == 0, result.describe()
+    assert "rank 1 was reached while computing" in result.stdout
+
+
+def test_receive_thread_is_refused_by_the_seq_library(udp_build):
+    result = udp_build.job(2, "rcvthread_test", mode="seq",
+                           env={**NO_PSHM, "GASNET_RCV_THREAD": "1"}, timeout=60)
+    assert result.returncode == 1
+    assert "GASNET_RCV_THREAD=1 needs the PAR library" in result.stderr
+
+
+def test_garbage_datagrams_on_a_rank_socket_do_not_disturb_the_job(udp_build, tmp_path):
+    """A neighbour sprays random datagrams at every UDP port of this host while a job runs."""
+    sprayer = subprocess.Popen(
+        ["/usr/bin/python3", "-c",
+         "import os, socket, time\n"
+         "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+         "end = time.time() + 60\n"
+         "while time.time() < end:\n"
+         "    for line in open('/proc/net/udp').read().splitlines()[1:]:\n"
+         "        ip, port = line.split()[1].split(':')\n"
+         "        addr = socket.inet_ntoa(int(ip, 16).to_bytes(4, 'little'))\n"
+         "        for n in (1, 31, 32, 200, 1400):\n"
+         "            try: s.sendto(os.urandom(n), (addr, int(port, 16)))\n"
+         "            except OSError: pass\n"
+         "    time.sleep(0.001)\n"])
+    try:
+        result = udp_build.job(4, "flood_test", env=NO_PSHM, timeout=120)
+    finally:
+        sprayer.kill()
+        sprayer.wait()
+    assert result.returncode == 0, result.describe()
+    assert "rank 0 received all 100000 requests" in result.stdout
