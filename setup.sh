@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
-PACKAGES="gcc make scons pkg-config python3 python3-dev python3-cffi python3-rich python3-pytest"
+PACKAGES="gcc make scons pkg-config python3 python3-dev python3-cffi python3-rich python3-pytest python3-clustershell mypy nftables iproute2 openssh-client"
 missing=$(for p in $PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
@@ -13,4 +13,4 @@ if [ -n "$missing" ]; then
 fi
 scons -Q -j"$(nproc)"
 scons -Q -j"$(nproc)" debug=1
-build/bin/gasnetrun -n 4 build/examples/hello_ring-seq
+build/bin/gasnetrun -n 4 build/smp/examples/hello_ring-seq

@@ -2,11 +2,15 @@
 unchanged GASNet-1 client Makefile (or pkg-config) uses to compile and link."""
 
 THREAD_DEFINES = {"seq": "GASNET_SEQ", "par": "GASNET_PAR"}
+# What a client may compile for: PARSYNC clients (one thread in GASNet at a time) link the PAR
+# library, as GASNet's do.
+CLIENT_MODES = {"seq": ("GASNET_SEQ", "seq"), "par": ("GASNET_PAR", "par"),
+                "parsync": ("GASNET_PARSYNC", "par")}
 
 
 def mak_text(prefix: str, cc: str, conduit: str, mode: str, opt: list[str], link_opt: list[str],
              libs: list[str]) -> str:
-    define = THREAD_DEFINES[mode]
+    define, lib_mode = CLIENT_MODES[mode]
     extra = " ".join(f"-l{lib}" for lib in libs)
     return (f"# {conduit}-{mode}.mak: include in a Makefile to build a GASNet client\n"
             f"GASNET_PREFIX = {prefix}\n"
@@ -16,17 +20,18 @@ def mak_text(prefix: str, cc: str, conduit: str, mode: str, opt: list[str], link
             f"GASNET_CFLAGS = {' '.join(opt[:1])} -pthread\n"
             f"GASNET_LD = {cc}\n"
             f"GASNET_LDFLAGS = -pthread {' '.join(link_opt)}\n"
-            f"GASNET_LIBS = -L$(GASNET_PREFIX)/lib -lgasnet-{conduit}-{mode} {extra} -lrt -lm\n")
+            f"GASNET_LIBS = -L$(GASNET_PREFIX)/lib -lgasnet-{conduit}-{lib_mode} {extra} -lrt -lm\n")
 
 
 def pc_text(prefix: str, conduit: str, mode: str, version: str, link_opt: list[str],
             libs: list[str]) -> str:
+    define, lib_mode = CLIENT_MODES[mode]
     extra = " ".join(f"-l{lib}" for lib in libs)
     return (f"prefix={prefix}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n\n"
             f"Name: gasnet-{conduit}-{mode}\n"
             f"Description: GASNet-1 runtime, {conduit} conduit, {mode.upper()} threading\n"
             f"Version: {version}\n"
-            f"Cflags: -D{THREAD_DEFINES[mode]} -I${{includedir}} "
+            f"Cflags: -D{define} -I${{includedir}} "
             f"-I${{includedir}}/{conduit}-conduit -pthread\n"
-            f"Libs: -L${{libdir}} -lgasnet-{conduit}-{mode} -pthread {' '.join(link_opt)}\n"
+            f"Libs: -L${{libdir}} -lgasnet-{conduit}-{lib_mode} -pthread {' '.join(link_opt)}\n"
             f"Libs.private: {extra} -lrt -lm\n")

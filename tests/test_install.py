@@ -24,16 +24,19 @@ def prefix(tmp_path_factory):
     return prefix
 
 
-@pytest.mark.parametrize("mode", ["seq", "par"])
-def test_client_makefile_including_the_mak_file_builds_and_runs(prefix, tmp_path, mode):
+@pytest.mark.parametrize("conduit,mode", [("smp", "seq"), ("smp", "par"), ("smp", "parsync"),
+                                          ("udp", "seq"), ("udp", "parsync")])
+def test_client_makefile_including_the_mak_file_builds_and_runs(prefix, tmp_path, conduit, mode):
     shutil.copy(ROOT / "examples" / "hello_ring.c", tmp_path / "hello.c")
     (tmp_path / "Makefile").write_text(CLIENT_MAKEFILE)
-    mak = prefix / "include" / "smp-conduit" / f"smp-{mode}.mak"
+    mak = prefix / "include" / f"{conduit}-conduit" / f"{conduit}-{mode}.mak"
     proc = subprocess.run(["make", f"GASNET_MAK={mak}"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # On udp, every rank its own supernode: the ring then travels over UDP.
+    env = job_env({"GASNET_SUPERNODE_MAXSIZE": "1"} if conduit == "udp" else None)
     run = subprocess.run([str(prefix / "bin" / "gasnetrun"), "-n", "3", str(tmp_path / "hello")],
-                         env=job_env(), capture_output=True, text=True, timeout=60)
+                         env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.count("token went") == 3
 

@@ -3,7 +3,7 @@
  * barrier and idle poll with every rank). Beside them, the physical baseline of the same run:
  * a cache-line round trip through shared memory (when ranks 0 and 1 share it).
  * Usage: am_bench [--json] [--quick] [--only NAME] */
-#include "bench_util.h"
+#include "raw_udp.h"
 
 static volatile int replies, stop;
 static volatile long flooded;
@@ -26,7 +26,7 @@ static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
 
 static const char *const names[] = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt",
                                     "am_long_rtt", "am_short_flood", "barrier", "idle_poll",
-                                    NULL};
+                                    "raw_udp_rtt", NULL};
 static const char *path; /* how rank 0 reaches rank 1: pshm, or the conduit */
 
 static void report(const char *name, size_t size, double *samples, long iters) {
@@ -155,6 +155,13 @@ int main(int argc, char **argv) {
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
   if (gasnet_mynode() < 2 && bench_wanted("pshm_line_rtt")) line_rtt_bench(1000000 / scale);
+  /* On udp, the physical baseline is a plain UDP ping-pong between the same two processes. */
+  raw_udp_t raw;
+  if (strcmp(GASNET_CONDUIT_NAME_STR, "udp") == 0 && bench_wanted("raw_udp_rtt") &&
+      raw_udp_open(&raw, seg, maxmed + 256)) {
+    raw_udp_rtt_bench(&raw, 32, 100000 / scale);
+    raw_udp_close(&raw);
+  }
   if (gasnet_mynode() == 0) {
     if (bench_wanted("am_short_rtt")) roundtrip("am_short_rtt", 0, 0, 200000 / scale);
     const size_t sizes[] = {0, 8, 64, 512, 4096, 32768, maxmed};

@@ -3,7 +3,7 @@
  * taken (direct PSHM or AM; GASNET_SUPERNODE_MAXSIZE=1 forces AM), beside a single-thread
  * memcpy of the same sizes measured in the same run.
  * Usage: rma_bench [--json] [--quick] [--only NAME] */
-#include "bench_util.h"
+#include "raw_udp.h"
 
 #define MAXSZ (4u << 20)
 #define WINDOW 16 /* operations in flight in the nb/nbi bandwidth runs */
@@ -17,7 +17,8 @@ static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
 
 static const char *const names[] = {"put_latency", "get_latency", "put_nbi_latency",
                                     "get_nbi_latency", "memcpy_bw", "put_bulk_bw", "get_bulk_bw",
-                                    "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw", NULL};
+                                    "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw",
+                                    "raw_udp_stream", NULL};
 
 static void report(const char *name, size_t size, double *s, long iters, int bandwidth) {
   bench_report(name, strcmp(name, "memcpy_bw") == 0 ? "local" : path, size,
@@ -88,12 +89,20 @@ int main(int argc, char **argv) {
   path = bench_same_supernode() ? "direct" : "am";
   char *local = malloc(MAXSZ);
   memset(local, 1, MAXSZ);
-  memset(seg[gasnet_mynode() < 2 ? gasnet_mynode() : 0].addr, 2, MAXSZ);
+  if (gasnet_mynode() < 2) memset(seg[gasnet_mynode()].addr, 2, MAXSZ);
   long scale = quick ? 50 : 1;
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  if (gasnet_mynode() == 0) bench_header();
+  /* On udp, the physical baseline is a plain UDP stream between the same two processes. */
+  raw_udp_t raw;
+  if (strcmp(GASNET_CONDUIT_NAME_STR, "udp") == 0 && bench_wanted("raw_udp_stream") &&
+      raw_udp_open(&raw, seg, MAXSZ)) {
+    raw_udp_stream_bench(&raw, gasnet_mynode() == 0 ? local : seg[1].addr, 1u << 20,
+                         2000 / scale + 1);
+    raw_udp_close(&raw);
+  }
   if (gasnet_mynode() == 0) {
-    bench_header();
     int direct = path[0] == 'd';
     void *remote = seg[1].addr;
     const size_t lat_sizes[] = {8, 64, 512, 4096, 32768, 65536};

@@ -1,0 +1,218 @@
+"""Defects an adversarial run found, each kept fixed: a hostile neighbour on the control socket,
+a client breaking API rules, and inputs that used to end in a traceback or leave files behind."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, job_env
+
+
+# ---- a hostile neighbour on the control socket ----------------------------------------------
+def control_sockets() -> set[str]:
+    """Abstract Unix sockets of running agents ('@gasnetrun-<job>-<agent>')."""
+    names = set()
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and fields[7].startswith("@gasnetrun-"):
+            names.add(fields[7])
+    return names
+
+
+def connect(name: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect("\0" + name[1:])
+    return sock
+
+
+def attack(name: str) -> None:
+    """Everything an unauthenticated local process might send; none of it may disturb the job."""
+    hello, exchange = 1, 2
+    payloads = [os.urandom(4096),
+                b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                struct.pack("=II", hello, 100 << 20),  # a header claiming 100 MiB
+                struct.pack("=II", exchange, 60 << 20) + bytes(60 << 20)]  # and sending 60
+    for data in payloads:
+        with connect(name) as sock:
+            try:
+                sock.sendall(data)
+            except OSError:
+                pass  # dropped while sending: what should happen
+    idle = []
+    try:
+        for _ in range(1000):
+            idle.append(connect(name))
+    except OSError:
+        pass  # the listener's backlog is full: also fine, the job must not notice
+    time.sleep(0.5)
+    for sock in idle:
+        sock.close()
+
+
+def test_unauthenticated_bytes_on_the_control_socket_leave_the_job_undisturbed(opt_build):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    before = control_sockets()
+    proc = subprocess.Popen([opt_build.gasnetrun, "-n", "2",
+                             opt_build.test_program("misuse_test"), "linger", "6"],
+                            env=job_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not (control_sockets() - before) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        names = control_sockets() - before
+        assert names, "the job's control socket never appeared"
+        attack(names.pop())
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert proc.returncode == 0, err
+    assert out.count("lingered") == 2, out
+
+
+# ---- a client breaking the API's rules -------------------------------------------------------
+@pytest.mark.parametrize("mode,env,message", [
+    ("internal-handler", {},
+     "to handler 2: indices 0..127 belong to the runtime; a client sends only to the handlers "
+     "it registered"),
+    ("barrier-in-handler", {},
+     "gasnet_barrier_notify called inside an AM handler: barriers may only be called outside"),
+    # An explicit handle exists only on the AM path (direct PSHM puts complete at once).
+    ("double-wait", {"GASNET_SUPERNODE_MAXSIZE": "1"},
+     "gasnet_wait_syncnb: handle 0x"),
+])
+def test_api_misuse_is_a_fatal_error_naming_the_rule(build, mode, env, message):
+    result = build.job(2, "misuse_test", mode, env=env, timeout=60)
+    assert result.returncode != 0 and message in result.stderr, result.describe()
+    assert "was not stopped" not in result.stderr
+
+
+# ---- launcher inputs that used to end in a traceback -----------------------------------------
+def test_env_file_that_is_not_utf8_is_named(opt_build, tmp_path):
+    bad = tmp_path / "bad.env"
+    bad.write_bytes(b"GOOD=1\nNAME=caf\xe9\n")
+    result = opt_build.run(["-n", "1", "--env-file", str(bad), "/bin/true"])
+    assert result.returncode == 2 and f"{bad}:2: byte 0xe9 is not" in result.stderr, \
+        result.describe()
+    assert "Traceback" not in result.stderr
+
+
+def test_env_file_with_a_nul_byte_is_named(opt_build, tmp_path):
+    bad = tmp_path / "nul.env"
+    bad.write_bytes(b"NAME=a\0b\n")
+    result = opt_build.run(["-n", "1", "--env-file", str(bad), "/bin/true"])
+    assert result.returncode == 2 and f"{bad}:1: the line contains a NUL byte" in result.stderr, \
+        result.describe()
+
+
+def test_a_value_too_long_for_exec_is_refused_before_launch(opt_build, tmp_path):
+    big = tmp_path / "big.env"
+    big.write_text("HUGE=" + "x" * 200_000 + "\n")
+    result = opt_build.run(["-n", "2", "--env-file", str(big),
+                            opt_build.test_program("exit_test"), "return"])
+    assert result.returncode == 2 and "HUGE" in result.stderr, result.describe()
+    assert "Traceback" not in result.stderr and "131072" in result.stderr
+
+
+def test_whitespace_only_knob_is_unset_on_both_sides(variant_build):
+    result = variant_build.job(2, "info_test", env={"GASNET_MAX_SEGSIZE": "  "})
+    assert result.returncode == 0, result.describe()
+
+
+def test_a_segment_budget_of_nothing_is_refused_before_launch_with_the_numbers(opt_build):
+    result = opt_build.job(2, "exit_test", "return", env={"GASNET_MAX_SEGSIZE": "1/H"})
+    assert result.returncode == 2, result.describe()
+    assert re.search(r"GASNET_MAX_SEGSIZE.*\d", result.stderr) and "Traceback" not in result.stderr
+
+
+def test_a_long_tmpdir_works(opt_build, tmp_path):
+    deep = tmp_path / ("d" * 120) / ("e" * 120)
+    deep.mkdir(parents=True)
+    result = opt_build.run(["-n", "2", opt_build.test_program("exit_test"), "return"],
+                           env={"TMPDIR": str(deep)})
+    assert result.returncode == 0, result.describe()
+    assert not list(deep.iterdir()), "the job left files in TMPDIR"
+
+
+def test_too_few_file_descriptors_are_refused_naming_both_numbers(opt_build):
+    result = opt_build.run(["-n", "64", opt_build.test_program("exit_test"), "return"])
+    assert result.returncode == 0, result.describe()  # 64 ranks fit the default limits
+    proc = subprocess.run(["prlimit", "--nofile=100:100", opt_build.gasnetrun, "-n", "64",
+                           opt_build.test_program("exit_test"), "return"],
+                          env=job_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert re.search(r"needs about \d+ file descriptors .* soft 100, hard 100", proc.stderr), \
+        proc.stderr
+
+
+def test_the_process_limit_at_spawn_is_named_and_nothing_is_left(opt_build):
+    """RLIMIT_NPROC binds only other users than root: run as nobody."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run as an unprivileged user")
+    if any(not (os.stat(p).st_mode & 0o005) for p in [ROOT, *ROOT.parents]):
+        pytest.skip(f"{ROOT} is not readable by other users")
+    proc = subprocess.run(["prlimit", "--nproc=6:6", "setpriv", "--reuid=65534", "--regid=65534",
+                           "--clear-groups", opt_build.gasnetrun, "-n", "12",
+                           opt_build.test_program("exit_test"), "return"],
+                          env=job_env(), capture_output=True, text=True, timeout=60, cwd="/tmp")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert re.search(r"cannot start rank \d+: the process limit is reached \(EAGAIN; "
+                     r"RLIMIT_NPROC soft 6, hard 6\)", proc.stderr), proc.stderr
+
+
+# ---- what a killed launcher leaves, and signals meant for the application --------------------
+def test_stale_directories_of_dead_launchers_are_removed(opt_build):
+    stale = Path(tempfile.mkdtemp(prefix="gasnetrun-"))
+    (stale / "owner").write_text("4194000 12345\n")  # a pid that is not running
+    (stale / "agent.log").write_text("left by a launcher killed with SIGKILL\n")
+    alive = Path(tempfile.mkdtemp(prefix="gasnetrun-"))
+    (alive / "owner").write_text(
+        f"{os.getpid()} {Path(f'/proc/{os.getpid()}/stat').read_text().rsplit(')', 1)[1].split()[19]}\n")
+    try:
+        result = opt_build.job(1, "exit_test", "return")
+        assert result.returncode == 0, result.describe()
+        assert not stale.exists(), "a dead launcher's directory was kept"
+        assert alive.exists(), "a live launcher's directory was removed"
+    finally:
+        shutil.rmtree(stale, ignore_errors=True)
+        shutil.rmtree(alive, ignore_errors=True)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGUSR1, signal.SIGUSR2])
+def test_application_signals_reach_every_rank(opt_build, signum):
+    proc = subprocess.Popen([opt_build.gasnetrun, "-n", "2", opt_build.test_program("exit_test"),
+                             "hang"], env=job_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        ready = [proc.stdout.readline() for _ in range(2)]
+        assert all(line.startswith("ready rank") for line in ready), ready
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    # The ranks' default action for SIGUSR1/2 ends them; so the job ends with 128+signal.
+    assert proc.returncode == 128 + signum, err
+
+
+def test_verbose_says_which_ranks_the_launcher_ended(opt_build):
+    result = opt_build.run(["-v", "-n", "3", opt_build.test_program("exit_test"), "one", "0",
+                            "5"], env={"GASNET_EXITTIMEOUT": "3"})
+    assert result.returncode == 5, result.describe()
+    assert re.search(r"rank 0 .*gasnet_exit\(5\)|rank 0 .*code 5", result.stderr), result.stderr
+    ended = re.findall(r"rank (\d) \(pid \d+, host \S+\) ended by the launcher", result.stderr)
+    assert sorted(ended) == ["1", "2"], result.stderr
+    assert not re.search(r"rank [12] .*failed", result.stderr), result.stderr
