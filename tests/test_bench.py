@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from conftest import built
+
 RECORD_FIELDS = {"bench", "path", "conduit", "ranks", "hosts", "size", "unit", "better",
                  "median", "min", "max", "n", "iters", "env"}
 AM_EXPECTED = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt", "am_long_rtt",
@@ -14,14 +16,14 @@ RMA_EXPECTED = {"memcpy_bw", "put_latency", "get_latency", "put_nbi_latency", "g
                 "get_nbi_bw"}
 
 
-def records(result):
+def records(result, conduit="smp"):
     assert result.returncode == 0, result.describe()
     out = [json.loads(line) for line in result.stdout.splitlines()]
     for r in out:
         assert set(r) == RECORD_FIELDS, r
         assert r["better"] == ("higher" if r["unit"] == "GiB/s" else "lower")
         assert 0 < r["min"] <= r["median"] <= r["max"], r
-        assert r["conduit"] == "smp" and r["hosts"] == 1 and r["n"] == 3
+        assert r["conduit"] == conduit and r["hosts"] == 1 and r["n"] == 3
     return out
 
 
@@ -41,8 +43,27 @@ def test_only_runs_one_benchmark(opt_build):
     assert [r["bench"] for r in records(result)] == ["am_short_flood"]
 
 
+def test_only_takes_a_list(opt_build):
+    result = opt_build.run(["-n", "2", opt_build.program("bench", "am_bench"), "--json",
+                            "--quick", "--only", "barrier,am_short_rtt"])
+    assert sorted(r["bench"] for r in records(result)) == ["am_short_rtt", "barrier"]
+
+
+def test_udp_benchmarks_measure_their_raw_baselines_in_the_same_run():
+    udp = built("opt", "udp")
+    env = {"GASNET_SUPERNODE_MAXSIZE": "1"}
+    am = records(udp.run(["-n", "2", udp.program("bench", "am_bench"), "--json", "--quick",
+                          "--only", "raw_udp_rtt,am_short_rtt"], env=env), "udp")
+    assert {(r["bench"], r["path"]) for r in am} == {("raw_udp_rtt", "raw"),
+                                                      ("am_short_rtt", "udp")}
+    rma = records(udp.run(["-n", "2", udp.program("bench", "rma_bench"), "--json", "--quick",
+                           "--only", "raw_udp_stream,put_bulk_bw"], env=env), "udp")
+    assert {r["bench"] for r in rma} == {"raw_udp_stream", "put_bulk_bw"}
+    assert all(r["median"] > 0 and r["better"] == "higher" for r in rma)
+
+
 @pytest.mark.parametrize("args,message", [
-    (["--fast"], "unknown argument '--fast' (accepted: --json, --quick, --only NAME)"),
+    (["--fast"], "unknown argument '--fast' (accepted: --json, --quick, --only NAME[,NAME...])"),
     (["--only", "warp_speed"], "--only warp_speed: no such benchmark (accepted: pshm_line_rtt "),
 ])
 def test_am_bench_rejects_unknown_arguments(opt_build, args, message):

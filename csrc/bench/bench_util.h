@@ -15,7 +15,7 @@
 extern char **environ;
 
 static int json, repeats = 11;
-static const char *only; /* --only NAME: run just this benchmark */
+static const char *only; /* --only NAME[,NAME...]: run just these benchmarks */
 
 static double now_us(void) {
   struct timespec ts;
@@ -23,8 +23,20 @@ static double now_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
+/* Whether name is one of the comma-separated names of list. */
+static int bench_listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && strncmp(p, name, n) == 0) return 1;
+    p += len + (end != NULL);
+  }
+  return 0;
+}
+
 /* Whether benchmark name runs (every one does without --only). */
-static int bench_wanted(const char *name) { return !only || strcmp(only, name) == 0; }
+static int bench_wanted(const char *name) { return !only || bench_listed(only, name); }
 
 /* Sets json, repeats (3 with --quick) and only; names lists the benchmark's results, NULL
  * ended, so that --only with a wrong name is refused with the accepted ones. Returns whether
@@ -37,14 +49,23 @@ static int bench_args(const char *prog, int argc, char **argv, const char *const
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else {
       if (gasnet_mynode() == 0)
-        fprintf(stderr, "%s: unknown argument '%s' (accepted: --json, --quick, --only NAME)\n",
+        fprintf(stderr,
+                "%s: unknown argument '%s' (accepted: --json, --quick, --only NAME[,NAME...])\n",
                 prog, argv[i]);
       gasnet_exit(2);
     }
   }
   if (only) {
-    int known = 0;
-    for (const char *const *n = names; *n; n++) known |= strcmp(*n, only) == 0;
+    int known = 1; /* every listed name must be one of names */
+    for (const char *p = only; *p && known;) {
+      const char *end = strchr(p, ',');
+      size_t len = end ? (size_t)(end - p) : strlen(p);
+      int this_one = 0;
+      for (const char *const *n = names; *n; n++)
+        this_one |= strlen(*n) == len && strncmp(*n, p, len) == 0;
+      known = this_one && len > 0;
+      p += len + (end != NULL);
+    }
     if (!known && gasnet_mynode() == 0) {
       fprintf(stderr, "%s: --only %s: no such benchmark (accepted:", prog, only);
       for (const char *const *n = names; *n; n++) fprintf(stderr, " %s", *n);
