@@ -107,3 +107,34 @@ def test_rank_zero_reads_piped_standard_input(opt_build, tmp_path):
     proc = subprocess.run([opt_build.gasnetrun, "-n", "2", str(script)], input="hello",
                           env=job_env(), capture_output=True, text=True, timeout=30)
     assert "rank 0 read: hello" in proc.stdout and "rank 1 read: \n" in proc.stdout
+
+
+def test_dry_run_as_json_describes_every_rank_and_hides_the_cookie(opt_build):
+    import json
+    result = opt_build.run(["-t", "--json", "-n", "3", "-E", "HOME",
+                            opt_build.test_program("exit_test"), "return"])
+    assert result.returncode == 0, result.describe()
+    plan = json.loads(result.stdout)
+    assert plan["spawner"] == "local" and plan["nranks"] == 3 and plan["exported"] == ["HOME"]
+    assert [r["rank"] for r in plan["ranks"]] == [0, 1, 2]
+    assert all(r["env"]["GASNETRUN_COOKIE"] == "<cookie>" for r in plan["ranks"])
+    assert sum(len(h["ranks"]) for h in plan["hosts"]) == 3
+
+
+# ---- the bootstrap carries its stated maximum through every spawner -------------------------
+def test_bootstrap_exchange_carries_blob_max_through_the_local_spawner(build):
+    result = build.job(3, "bootstrap_test")
+    assert result.returncode == 0 and result.stdout.count("OK") == 3, result.describe()
+
+
+def test_bootstrap_exchange_carries_blob_max_through_the_fork_spawner(variant_build):
+    proc = subprocess.run([variant_build.test_program("bootstrap_test")],
+                          env=job_env({"GASNET_PSHM_NODES": "3"}), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.count("OK") == 3, proc.stdout + proc.stderr
+
+
+def test_bootstrap_exchange_beyond_blob_max_is_refused(variant_build):
+    result = variant_build.job(2, "bootstrap_test", "too-big")
+    assert result.returncode != 0, result.describe()
+    assert "exceeds GASNETI_BOOTSTRAP_BLOB_MAX (1024)" in result.stderr

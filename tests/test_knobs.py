@@ -340,3 +340,17 @@ def test_readme_documents_every_knob(native):
     missing = [k.name for k in native.knobs() if f"| `{k.name}` | {k.type} | {k.default_text} |"
                not in readme]
     assert not missing, f"README's knob table is out of date for: {missing}"
+
+
+def test_knobs_json_carries_what_a_tuner_needs(opt_build, native):
+    """Tunable knobs list sweep values that each parse and lie in range; others list none."""
+    table = {k["name"]: k for k in json.loads(run_gasnetrun(opt_build, ["--knobs", "--json"]).stdout)}
+    tunable = [k for k in table.values() if k["tunable"]]
+    assert {"GASNET_AM_CREDITS_PP", "GASNET_UDP_COALESCE", "GASNET_BARRIER"} <= \
+        {k["name"] for k in tunable}
+    assert not table["GASNET_VERBOSEENV"]["tunable"] and table["GASNET_VERBOSEENV"]["sweep"] is None
+    for k in tunable:
+        assert k["sweep"], k["name"]
+        for value in k["sweep"]:
+            native.check(k["name"], value)  # raises on a value the runtime would refuse
+    assert table["GASNET_AM_CREDITS_SLACK"]["constraint"] == "<=GASNET_AM_CREDITS_PP"

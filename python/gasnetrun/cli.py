@@ -10,6 +10,7 @@ import shlex
 import shutil
 import socket
 import sys
+from typing import Mapping, TypedDict
 
 from . import _native, knobdocs, workdir
 from . import spawners as spawner_registry
@@ -18,7 +19,7 @@ from .agent.ranks import SpawnError
 from .envcheck import EnvFileError, job_environment, validate
 from .hosts import HostError, describe, find_hosts, map_ranks
 from .ident import ProgramIdent, read_ident
-from .job import Job, Spawner, new_jobid, say
+from .job import Job, Spawner, SpawnerModule, new_jobid, say
 from .plan import HostShare, Plan
 from .resources import HostMemory, descriptors_needed, ensure_descriptors, shared_memory_need
 
@@ -41,7 +42,8 @@ class UsageError(Exception):
 
 def normalize(argv: list[str]) -> list[str]:
     """Rewrites launcher options (never the program's own arguments) to argparse's spelling."""
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     while i < len(argv):
         token = argv[i]
         if token == "--" or not token.startswith("-") or token == "-":
@@ -142,7 +144,7 @@ def exported_names(values: list[str]) -> list[str]:
 
 
 def choose_spawner(requested: str | None, env: dict[str, str], hosts: list[str],
-                   found: dict[str, object]) -> tuple[Spawner, str]:
+                   found: Mapping[str, SpawnerModule]) -> tuple[Spawner, str]:
     """-spawner= > GASNET_SPAWNER > the environment; returns the spawner and why."""
     if requested:
         why = "-spawner"
@@ -152,7 +154,7 @@ def choose_spawner(requested: str | None, env: dict[str, str], hosts: list[str],
         # The spawners that fit the situation best come first.
         for name in ("pmi", "ssh", "local"):
             if name in found:
-                spawner = found[name].create()  # type: ignore[attr-defined]
+                spawner = found[name].create()
                 reason = spawner.applies(env, hosts)
                 if reason:
                     return spawner, reason
@@ -160,7 +162,7 @@ def choose_spawner(requested: str | None, env: dict[str, str], hosts: list[str],
     if requested not in found:
         raise UsageError(f"spawner '{requested}' (from {why}) is not available; this build has: "
                          f"{', '.join(sorted(found))}")
-    return found[requested].create(), f"chosen with {why}"  # type: ignore[attr-defined]
+    return found[requested].create(), f"chosen with {why}"
 
 
 def check_program(ident: ProgramIdent | None, plan: Plan, spawner: Spawner) -> None:
@@ -177,10 +179,18 @@ def check_program(ident: ProgramIdent | None, plan: Plan, spawner: Spawner) -> N
                          f"{', '.join(ident.spawners) or 'none'}); choose one of those or rebuild")
 
 
+class DryRunRank(TypedDict):
+    """One rank as -t shows it (and as --json prints it)."""
+    rank: int
+    host: str
+    argv: list[str]
+    env: dict[str, str]
+
+
 def dry_run(plan: Plan, as_json: bool, spawner: Spawner, knob_lines: list[str],
             memory: list[dict[str, object]]) -> None:
     sock = f"@gasnetrun-{plan.jobid}-0"
-    ranks = []
+    ranks: list[DryRunRank] = []
     for share in plan.hosts:
         for rank in share.ranks:
             env = {"GASNETRUN_SOCKET": sock, "GASNETRUN_COOKIE": "<cookie>",
@@ -197,8 +207,9 @@ def dry_run(plan: Plan, as_json: bool, spawner: Spawner, knob_lines: list[str],
     for line in knob_lines:
         print(f"gasnetrun: {line}", file=sys.stderr)
     for r in ranks:
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in r["env"].items())  # type: ignore[attr-defined]
-        print(f"rank {r['rank']} on {r['host']}: env {env} {shlex.join(plan.argv)}", flush=True)
+        env_text = " ".join(f"{k}={shlex.quote(v)}" for k, v in r["env"].items())
+        print(f"rank {r['rank']} on {r['host']}: env {env_text} {shlex.join(plan.argv)}",
+              flush=True)
 
 
 def plan_hosts(spawner: Spawner, args: argparse.Namespace,
@@ -297,10 +308,10 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return USAGE_ERROR
     local_ranks = sum(len(h.ranks) for h in local_shares)
-    problem = ensure_descriptors(descriptors_needed(local_ranks, args.tag_output) +
-                                 4 * (len(plan.hosts) - len(local_shares)))
-    if problem:
-        print(f"gasnetrun: error: {problem}", file=sys.stderr)
+    fd_problem = ensure_descriptors(descriptors_needed(local_ranks, args.tag_output) +
+                                    4 * (len(plan.hosts) - len(local_shares)))
+    if fd_problem:
+        print(f"gasnetrun: error: {fd_problem}", file=sys.stderr)
         return USAGE_ERROR
     workdir.remove_stale()
     try:

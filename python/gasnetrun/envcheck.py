@@ -36,8 +36,8 @@ def read_env_file(path: str) -> dict[str, Setting]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        raise EnvFileError(f"--env-file {path}:{line}: byte 0x{data[err.start]:02x} is not "
+        bad_line = data.count(b"\n", 0, err.start) + 1
+        raise EnvFileError(f"--env-file {path}:{bad_line}: byte 0x{data[err.start]:02x} is not "
                            "UTF-8 text (the file must be UTF-8)") from err
     settings: dict[str, Setting] = {}
     for number, raw in enumerate(text.splitlines(), 1):

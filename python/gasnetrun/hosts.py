@@ -28,7 +28,7 @@ class Host:
 
 def expand(text: str, source: str) -> list[str]:
     """Comma-separated names with ClusterShell ranges: h[1-4],gpu[01-08]."""
-    from ClusterShell.NodeSet import NodeSet, NodeSetParseError  # type: ignore[import-untyped]
+    from ClusterShell.NodeSet import NodeSet, NodeSetParseError
     try:
         return list(NodeSet(text.replace(" ", "")))
     except NodeSetParseError as err:

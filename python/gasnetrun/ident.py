@@ -26,7 +26,7 @@ class ProgramIdent:
 def read_ident(path: str) -> ProgramIdent | None:
     try:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            match = IDENT.search(data)  # type: ignore[call-overload]
+            match = IDENT.search(data)
             text = bytes(match.group(1)).decode() if match else None
     except (OSError, ValueError):  # unreadable, empty
         return None

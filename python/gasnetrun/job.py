@@ -50,6 +50,13 @@ class Spawner(Protocol):
     def start(self, plan: Plan, job: "Job") -> RunningJob: ...
 
 
+class SpawnerModule(Protocol):
+    """A spawner's launch side (spawners/<name>/launch.py), as spawners.available() finds it."""
+    name: str
+
+    def create(self) -> Spawner: ...
+
+
 class Job:
     def __init__(self, plan: Plan, spawner: Spawner) -> None:
         self.plan = plan

@@ -50,7 +50,7 @@ def _owner_alive(path: Path) -> bool:
 
 def remove_stale() -> list[str]:
     """Removes this user's gasnetrun directories whose launcher is gone."""
-    removed = []
+    removed: list[str] = []
     base = Path(tempfile.gettempdir())
     try:
         entries = list(base.glob(PREFIX + "*"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
-from typing import Mapping
+from typing import Callable, Mapping
 
 from gasnetrun.agent.agent import Agent, AgentSpec
 from gasnetrun.job import Job, RunningJob
@@ -42,7 +42,7 @@ class LocalSpawner:
         return agent
 
 
-def job_log(plan: Plan):
+def job_log(plan: Plan) -> Callable[[str], None] | None:
     if not plan.verbose:
         return None
     return lambda message: print(f"gasnetrun: {message}", file=sys.stderr, flush=True)

@@ -5,6 +5,7 @@ signals over TCP."""
 from __future__ import annotations
 
 import os
+import stat
 import shlex
 import socket
 import sys
@@ -46,6 +47,14 @@ def ssh_settings(env: Mapping[str, str]) -> SshSettings:
     return SshSettings(command, options, remote)
 
 
+
+def _pollable(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
 class SshSpawner:
     name = name
 
@@ -72,6 +81,9 @@ class SshSpawner:
         ssh = ssh_settings(plan.env)
         remote_env = propagated(plan.env, plan.exported, plan.env_only)
         stdin_ok = sys.stdin is not None and not sys.stdin.isatty()
+        # Input travels to another host's rank 0 only from a pipe or socket (the event loop
+        # cannot watch a regular file or /dev/null); a local rank 0 inherits any stdin.
+        stdin_forwardable = stdin_ok and _pollable(0)
         specs = {}
         for node in nodes:
             local = node.index == 0
@@ -79,7 +91,8 @@ class SshSpawner:
                 jobid=plan.jobid, cookie=job.cookie, index=node.index, host=node.host,
                 ranks=node.ranks, subtree=node.subtree, nranks=plan.nranks, argv=plan.argv,
                 env=plan.env if local else remote_env,
-                stdin_rank=0 if (stdin_ok and 0 in node.ranks) else None,
+                stdin_rank=0 if ((stdin_ok if local else stdin_forwardable)
+                                 and 0 in node.ranks) else None,
                 stdin_pipe=not local, pipe_output=plan.tag_output or not local,
                 host_env=not local, children=node.children)
         log = (lambda m: print(f"gasnetrun: {m}", file=sys.stderr, flush=True)) \
@@ -94,7 +107,7 @@ class SshSpawner:
                 return
             root.go()
             job.started = True
-            if stdin_ok and 0 not in nodes[0].ranks:
+            if stdin_forwardable and 0 not in nodes[0].ranks:
                 job.loop.add_reader(0, forward_stdin)
 
         def forward_stdin() -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 try:
-    from ._gasnet_native import ffi, lib  # type: ignore[import-not-found, unused-ignore]
+    from ._gasnet_native import ffi, lib
 except ImportError:  # the source tree without a build
     ffi = lib = None
 

@@ -9,7 +9,8 @@ import os
 import signal
 import socket
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import partial
+from typing import Callable, Protocol
 
 from ..loop import Loop
 from .hub import ControlHub, Handlers
@@ -60,14 +61,18 @@ class Downstream(Protocol):
     """A child agent as its parent sees it."""
     subtree: list[int]
 
+    def sock_send(self, data: bytes) -> None: ...
+
     def send_result(self, seq: int, data: bytes) -> None: ...
 
     def send_signal(self, signum: int) -> None: ...
 
+    def shutdown(self) -> None: ...
+
 
 class Agent:
     def __init__(self, loop: Loop, spec: AgentSpec, upstream: Upstream,
-                 sink: Sink | None = None, log=None) -> None:
+                 sink: Sink | None = None, log: Callable[[str], None] | None = None) -> None:
         self.loop = loop
         self.spec = spec
         self.upstream = upstream
@@ -98,9 +103,9 @@ class Agent:
                 proc = spawn_rank(rank, self.spec.argv, self.spec.rank_env(rank, self.hub.address),
                                   stdin, self.spec.pipe_output)
                 self.procs[rank] = proc
-                self.loop.add_reader(proc.pidfd, lambda p=proc: self._on_end(p))
+                self.loop.add_reader(proc.pidfd, partial(self._on_end, proc))
                 for stream, fd in proc.pipes.items():
-                    self.loop.add_reader(fd, lambda p=proc, s=stream, f=fd: self._on_output(p, s, f))
+                    self.loop.add_reader(fd, partial(self._on_output, proc, stream, fd))
         except SpawnError:
             self.kill_all()
             raise
@@ -112,7 +117,7 @@ class Agent:
         if proc is None or proc.stdin is None:
             return
         if not self.stdin_pending:
-            self.loop.add_writer(proc.stdin, lambda p=proc: self._write_stdin(p))
+            self.loop.add_writer(proc.stdin, partial(self._write_stdin, proc))
         self.stdin_pending.append(data)
 
     def _write_stdin(self, proc: RankProcess) -> None:

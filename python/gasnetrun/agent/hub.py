@@ -11,6 +11,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 from ..loop import Loop
@@ -107,7 +108,7 @@ class ControlHub:
                 oldest = min(self.pending.values(), key=lambda c: c.opened)
                 self._drop(oldest, "too many connections waiting to authenticate")
             self.pending[sock.fileno()] = conn
-            self.loop.add_reader(sock.fileno(), lambda c=conn: self._readable(c))
+            self.loop.add_reader(sock.fileno(), partial(self._readable, conn))
             self._readable(conn)  # its HELLO is usually there already
 
     def _shed_one(self) -> None:

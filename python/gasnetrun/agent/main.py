@@ -73,11 +73,11 @@ def main() -> int:
               file=sys.stderr)
         return 2
     cookie = str(instr["cookie"])
-    index = int(instr["index"])  # type: ignore[call-overload]
-    nodes = [AgentNode(**n) for n in instr["nodes"]]  # type: ignore[union-attr]
-    specs = {int(k): AgentSpec(**v) for k, v in instr["specs"].items()}  # type: ignore[union-attr]
-    ssh = SshSettings.from_json(instr["ssh"])  # type: ignore[arg-type]
-    host, port = instr["parent"]  # type: ignore[misc]
+    index = int(instr["index"])
+    nodes = [AgentNode(**n) for n in instr["nodes"]]
+    specs = {int(k): AgentSpec(**v) for k, v in instr["specs"].items()}
+    ssh = SshSettings.from_json(instr["ssh"])
+    host, port = instr["parent"]
     here = socket.gethostname()
     loop = Loop()
     try:

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from functools import partial
 from typing import Callable
 
 from ..loop import Loop
@@ -95,7 +96,7 @@ class TreeNode:
                     continue
                 self.procs[c] = proc
                 pidfd = os.pidfd_open(proc.pid)
-                self.loop.add_reader(pidfd, lambda c=c, fd=pidfd: self._agent_ended(c, fd))
+                self.loop.add_reader(pidfd, partial(self._agent_ended, c, pidfd))
             self._deadline = self.loop.call_later(START_DEADLINE, self._start_deadline)
         for problem in check_host(self.spec, self.me.host):
             self._problem(problem)

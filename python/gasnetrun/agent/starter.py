@@ -12,6 +12,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, BinaryIO
 
 # OpenSSH options for unattended use: never prompt, fail fast on a dead host, notice a dead
 # connection, and keep host keys of short-lived test hosts from blocking a job.
@@ -72,7 +73,8 @@ def _die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def read_instructions(stream) -> dict[str, object]:
+def read_instructions(stream: BinaryIO) -> dict[str, Any]:
+    """The instructions encode_instructions wrote: JSON, so its values are untyped."""
     header = stream.readline()
     if not header:
         raise EOFError("no instructions on stdin")

@@ -4,6 +4,7 @@ out-degree (0: every agent is a child of gasnetrun)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..plan import HostShare
 
@@ -18,8 +19,8 @@ class AgentNode:
     subtree: list[int] = field(default_factory=list)  # ranks here and below
 
 
-def build_tree(shares: list[HostShare], root_host: str, is_root_host, degree: int
-               ) -> list[AgentNode]:
+def build_tree(shares: list[HostShare], root_host: str, is_root_host: Callable[[str], bool],
+               degree: int) -> list[AgentNode]:
     """is_root_host(name) says whether a host name means gasnetrun's own host."""
     root_ranks = [r for s in shares if is_root_host(s.name) for r in s.ranks]
     others = [s for s in shares if not is_root_host(s.name)]

@@ -13,9 +13,11 @@ import os
 import socket
 import struct
 import time
+from functools import partial
 from typing import Callable
 
 from ..loop import Loop
+from .agent import Agent, Upstream
 from .protocol import (EVENT, NONCE_LEN, OUTPUT_HEAD, T_AUTH, T_CHALLENGE, T_CONTRIB, T_ERROR,
                        T_EVENT, T_OUTPUT, T_READY, T_RESULT, T_SHUTDOWN, T_SIGNAL, TREE_HEADER,
                        TREE_MAX_FRAME)
@@ -156,7 +158,7 @@ class TreeListener:
                 oldest = min(self.pending, key=lambda fd: self.pending[fd][2])
                 self._drop_pending(oldest, "too many connections waiting to authenticate")
             self.pending[sock.fileno()] = (sock, nonce, time.monotonic(), bytearray())
-            self.loop.add_reader(sock.fileno(), lambda s=sock: self._pending_readable(s))
+            self.loop.add_reader(sock.fileno(), partial(self._pending_readable, sock))
 
     def _drop_pending(self, fd: int, why: str) -> None:
         sock = self.pending.pop(fd)[0]
@@ -204,7 +206,7 @@ class TreeListener:
         link = ChildLink(self, sock, index, subtree, host)
         self.children[index] = link
         self.loop.remove_reader(fd)
-        self.loop.add_reader(fd, lambda c=link: self._child_readable(c))
+        self.loop.add_reader(fd, partial(self._child_readable, link))
         self.on_join(link)
 
     def _child_readable(self, link: ChildLink) -> None:
@@ -239,7 +241,8 @@ class TreeListener:
         self.sock.close()
 
 
-def dispatch_child_frame(agent, upstream, link: ChildLink, kind: int, payload: bytes) -> None:
+def dispatch_child_frame(agent: Agent, upstream: Upstream, link: ChildLink, kind: int,
+                        payload: bytes) -> None:
     """What a parent does with a frame from a child: contributions join its own gathering;
     events, output and errors go on up."""
     if kind == T_CONTRIB:
