@@ -38,8 +38,44 @@ def am_macros_header() -> str:
                     f"(gasnet_handlerarg_t)(a{i})" for i in range(m)) + "})"
             lines.append(f"#define {public}{m}({', '.join(params)}) "
                          f"{internal}({call_lead}, {m}, {argv})")
+    lines += count_free_macros()
     lines.append("#endif")
     return "\n".join(lines) + "\n"
+
+
+# The argument-count-free forms (gasnet_AMRequestShort(dest, h, ...)) count what they are given
+# and expand to the numbered form. Everything, leading parameters included, goes through
+# __VA_ARGS__ so that zero handler arguments is valid C11. The picker takes PICK_SLOTS
+# arguments and returns the next; a count outside 0..16 names an undefined macro, so too many
+# arguments is a compile error that names the family.
+PICK_SLOTS = 24
+
+
+def count_free_macros() -> list[str]:
+    slots = ", ".join(f"_{i}" for i in range(1, PICK_SLOTS + 1))
+    lines = [
+        "/* Argument-count-free forms: count the arguments and use the numbered macro. */",
+        "#define GASNETI_AM_CAT_(a, b) a##b",
+        "#define GASNETI_AM_CAT(a, b) GASNETI_AM_CAT_(a, b)",
+        f"#define GASNETI_AM_PICK({slots}, N, ...) N",
+    ]
+    for lead_count in sorted({len(lead) for _, _, lead in FAMILIES}):
+        # With L arguments before the sequence, PICK returns sequence[PICK_SLOTS - L]; it must be
+        # L - lead_count.
+        seq = []
+        for j in range(PICK_SLOTS + 1):
+            m = PICK_SLOTS - j - lead_count
+            seq.append(str(m) if 0 <= m <= MAX_ARGS else "_too_many_or_too_few_arguments")
+        lines.append(f"#define GASNETI_AM_NARGS{lead_count}(...) "
+                     f"GASNETI_AM_PICK(__VA_ARGS__, {', '.join(seq)}, ~)")
+    seen = set()
+    for public, _, lead in FAMILIES:
+        if public in seen:
+            continue
+        seen.add(public)
+        lines.append(f"#define {public}(...) GASNETI_AM_CAT({public}, "
+                     f"GASNETI_AM_NARGS{len(lead)}(__VA_ARGS__))(__VA_ARGS__)")
+    return lines
 
 
 def write_am_macros(target, source, env):  # SCons action signature

@@ -2,6 +2,9 @@
 unchanged GASNet-1 client Makefile (or pkg-config) uses to compile and link."""
 
 THREAD_DEFINES = {"seq": "GASNET_SEQ", "par": "GASNET_PAR"}
+# What GASNet's own fragments put in front of every client's compile and clients rely on (e.g.
+# pthread_yield and other GNU extensions declared by the system headers).
+CLIENT_DEFINES = "-D_GNU_SOURCE=1 -D_REENTRANT"
 # What a client may compile for: PARSYNC clients (one thread in GASNet at a time) link the PAR
 # library, as GASNet's do.
 CLIENT_MODES = {"seq": ("GASNET_SEQ", "seq"), "par": ("GASNET_PAR", "par"),
@@ -15,7 +18,7 @@ def mak_text(prefix: str, cc: str, conduit: str, mode: str, opt: list[str], link
     return (f"# {conduit}-{mode}.mak: include in a Makefile to build a GASNet client\n"
             f"GASNET_PREFIX = {prefix}\n"
             f"GASNET_CC = {cc}\n"
-            f"GASNET_CPPFLAGS = -D{define} -I$(GASNET_PREFIX)/include "
+            f"GASNET_CPPFLAGS = {CLIENT_DEFINES} -D{define} -I$(GASNET_PREFIX)/include "
             f"-I$(GASNET_PREFIX)/include/{conduit}-conduit\n"
             f"GASNET_CFLAGS = {' '.join(opt[:1])} -pthread\n"
             f"GASNET_LD = {cc}\n"
@@ -31,7 +34,7 @@ def pc_text(prefix: str, conduit: str, mode: str, version: str, link_opt: list[s
             f"Name: gasnet-{conduit}-{mode}\n"
             f"Description: GASNet-1 runtime, {conduit} conduit, {mode.upper()} threading\n"
             f"Version: {version}\n"
-            f"Cflags: -D{define} -I${{includedir}} "
+            f"Cflags: {CLIENT_DEFINES} -D{define} -I${{includedir}} "
             f"-I${{includedir}}/{conduit}-conduit -pthread\n"
             f"Libs: -L${{libdir}} -lgasnet-{conduit}-{lib_mode} -pthread {' '.join(link_opt)}\n"
             f"Libs.private: {extra} -lrt -lm\n")

@@ -58,3 +58,12 @@ def test_demo_passes_token_and_greetings_around_the_ring(build):
         left = (rank - 1) % 4
         assert f'rank {rank} of 4: token went {rank or 4} hops; my segment says "hello from rank {left}"' \
             in result.stdout, result.describe()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_loopback_request_and_reply_run_before_the_request_returns(build, mode, maxsize):
+    """In PAR a sibling thread spins, never polling, on what the loopback reply sets."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(2, "loopback_test", mode=mode, env=env, timeout=60)
+    assert_all_ok(result, "loopback_test", 2)

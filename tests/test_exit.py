@@ -96,3 +96,23 @@ def test_ctrl_c_reaches_the_job_through_the_terminal_process_group(build):
     proc = start_hanging_job(build, 8, "hang")
     os.killpg(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=30) == 130
+
+
+@pytest.mark.parametrize("conduit,runs", [("smp", 200), ("udp", 50)])
+def test_a_finished_rank_never_cuts_short_a_peer_about_to_print(variant_build, conduit, runs):
+    """Rank 1 returns at once; rank 0 polls from a second thread and prints after a delay. The
+    line must reach gasnetrun's output in every job (two run at a time). On udp every rank is
+    its own supernode, so the finished rank's leaving travels in datagrams."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conftest import built
+    build = built(variant_build.name, conduit)
+    env = {**ENV, "GASNET_SUPERNODE_MAXSIZE": "1"} if conduit == "udp" else ENV
+
+    def one(_):
+        return build.job(2, "late_output", "20", mode="par", env=env, timeout=60)
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(one, range(runs)))
+    lost = [r for r in results if r.returncode != 0 or "rank 0 result" not in r.stdout]
+    assert not lost, f"{len(lost)} of {runs} jobs lost rank 0's line:\n{lost[0].describe()}"

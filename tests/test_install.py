@@ -52,3 +52,33 @@ def test_pkg_config_describes_the_library(prefix, tmp_path):
                            str(tmp_path / "hello"), *flags, "-lrt", "-lm"], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+YIELDING_CLIENT = """\
+#include <gasnet.h>
+#include <pthread.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  if (gasnet_init(&argc, &argv) != GASNET_OK) return 1;
+  if (gasnet_attach(NULL, 0, 0, 0) != GASNET_OK) return 1;
+  pthread_yield(); /* declared only with _GNU_SOURCE, which GASNET_CPPFLAGS carries */
+  printf("yielded on rank %d\\n", (int)gasnet_mynode());
+  gasnet_exit(0);
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["seq", "par", "parsync"])
+def test_mak_cppflags_give_clients_the_gnu_declarations(prefix, tmp_path, mode):
+    (tmp_path / "yield.c").write_text(YIELDING_CLIENT)
+    (tmp_path / "Makefile").write_text(CLIENT_MAKEFILE.replace("hello", "yield").replace(
+        "$(GASNET_CFLAGS)", "$(GASNET_CFLAGS) -Werror=implicit-function-declaration"))
+    mak = prefix / "include" / "smp-conduit" / f"smp-{mode}.mak"
+    assert "-D_GNU_SOURCE=1 -D_REENTRANT" in mak.read_text()
+    proc = subprocess.run(["make", f"GASNET_MAK={mak}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = subprocess.run([str(prefix / "bin" / "gasnetrun"), "-n", "2", str(tmp_path / "yield")],
+                         env=job_env(), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("yielded on rank") == 2

@@ -7,9 +7,17 @@
 #error "define exactly one of GASNET_SEQ, GASNET_PARSYNC or GASNET_PAR before including gasnet.h"
 #endif
 
+/* What GASNet's gasnet.h brings in and its clients rely on. */
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <gasnet_conduit.h> /* from include/<conduit>-conduit: conduit name and limits */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gasnet_portable.h> /* _STRINGIFY, GASNETT_PREDICT_*, PLATFORM_* */
+#include <gasnet_conduit.h>  /* from include/<conduit>-conduit: conduit name and limits */
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,6 +43,15 @@ extern "C" {
 #else
 #define GASNETI_THREAD_MODEL "SEQ"
 #endif
+/* The core's name and version come from the conduit (gasnet_conduit.h); the extended API is
+ * the reference implementation over AMs, with direct access inside a supernode. */
+#define GASNET_CORE_NAME_STR _STRINGIFY(GASNET_CORE_NAME)
+#define GASNET_CORE_VERSION_STR _STRINGIFY(GASNET_CORE_VERSION)
+#define GASNET_EXTENDED_NAME REFERENCE
+#define GASNET_EXTENDED_NAME_STR _STRINGIFY(GASNET_EXTENDED_NAME)
+#define GASNET_EXTENDED_VERSION 1.0
+#define GASNET_EXTENDED_VERSION_STR _STRINGIFY(GASNET_EXTENDED_VERSION)
+
 #define GASNET_CONFIG_STRING \
   "RELEASE=0.1.0,SPEC=1.8,CONDUIT=" GASNET_CONDUIT_NAME_STR ",THREADMODEL=" GASNETI_THREAD_MODEL \
   ",SEGMENT=FAST,PSHM=1,ALIGN=unaligned"

@@ -39,22 +39,76 @@ static inline void *gasneti_pshm_addr(gasnet_node_t node, const void *addr) {
   return (void *)((uintptr_t)addr + gasneti_pshm_offset[node]);
 }
 
+/* ---- word copies: one load and one store ---------------------------------------------------
+ * A non-bulk transfer of 1, 2, 4 or 8 bytes whose target is naturally aligned is one store (a
+ * get: one load of the source), whatever flags the client compiles with. Clients poll such
+ * words as flags; a byte-wise or vectorised memcpy may write them in pieces or twice (glibc
+ * writes 8 bytes as two overlapping stores), and a reader that resets the flag between the two
+ * sees its reset undone. may_alias: the client's word may be of any type. */
+typedef uint64_t __attribute__((may_alias)) gasneti_word64_t;
+typedef uint32_t __attribute__((may_alias)) gasneti_word32_t;
+typedef uint16_t __attribute__((may_alias)) gasneti_word16_t;
+typedef union { uint64_t u64; uint32_t u32; uint16_t u16; uint8_t u8; unsigned char b[8]; }
+    gasneti_word_t;
+
+static inline int gasneti_is_word_size(size_t n) { return n == 8 || n == 4 || n == 2 || n == 1; }
+static inline int gasneti_word_aligned(const void *p, size_t n) {
+  return ((uintptr_t)p & (n - 1)) == 0;
+}
+
+/* n is a word size. An unaligned side is copied bytewise (no single access exists for it). */
+static inline gasneti_word_t gasneti_word_load(const void *src, size_t n) {
+  gasneti_word_t w = {0};
+  if (!gasneti_word_aligned(src, n)) {
+    memcpy(w.b, src, n);
+    return w;
+  }
+  switch (n) {
+    case 8: w.u64 = __atomic_load_n((const gasneti_word64_t *)src, __ATOMIC_RELAXED); break;
+    case 4: w.u32 = __atomic_load_n((const gasneti_word32_t *)src, __ATOMIC_RELAXED); break;
+    case 2: w.u16 = __atomic_load_n((const gasneti_word16_t *)src, __ATOMIC_RELAXED); break;
+    default: w.u8 = __atomic_load_n((const uint8_t *)src, __ATOMIC_RELAXED); break;
+  }
+  return w;
+}
+
+static inline void gasneti_word_store(void *dst, gasneti_word_t w, size_t n) {
+  if (!gasneti_word_aligned(dst, n)) {
+    memcpy(dst, w.b, n);
+    return;
+  }
+  switch (n) {
+    case 8: __atomic_store_n((gasneti_word64_t *)dst, w.u64, __ATOMIC_RELAXED); break;
+    case 4: __atomic_store_n((gasneti_word32_t *)dst, w.u32, __ATOMIC_RELAXED); break;
+    case 2: __atomic_store_n((gasneti_word16_t *)dst, w.u16, __ATOMIC_RELAXED); break;
+    default: __atomic_store_n((uint8_t *)dst, w.u8, __ATOMIC_RELAXED); break;
+  }
+}
+
+/* A copy that is one load and one store for word sizes, memcpy otherwise. */
+static inline void gasneti_copy(void *dst, const void *src, size_t n) {
+  if (gasneti_is_word_size(n)) gasneti_word_store(dst, gasneti_word_load(src, n), n);
+  else memcpy(dst, src, n);
+}
+
 /* ---- one shape for every form: direct when reachable, else the AM path ------------------ */
 static inline gasnet_handle_t gasneti_put(const char *what, gasnet_node_t node, void *dest,
-                                          const void *src, size_t n, int kind) {
+                                          const void *src, size_t n, int kind, int bulk) {
   GASNETI_RMA_CHECK(what, node, dest, n);
   if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    memcpy(gasneti_pshm_addr(node, dest), src, n);
+    if (bulk) memcpy(gasneti_pshm_addr(node, dest), src, n);
+    else gasneti_copy(gasneti_pshm_addr(node, dest), src, n);
     return GASNET_INVALID_HANDLE;
   }
   return gasneti_put_am(node, dest, src, n, kind);
 }
 
 static inline gasnet_handle_t gasneti_get(const char *what, void *dest, gasnet_node_t node,
-                                          const void *src, size_t n, int kind) {
+                                          const void *src, size_t n, int kind, int bulk) {
   GASNETI_RMA_CHECK(what, node, src, n);
   if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    memcpy(dest, gasneti_pshm_addr(node, src), n);
+    if (bulk) memcpy(dest, gasneti_pshm_addr(node, src), n);
+    else gasneti_copy(dest, gasneti_pshm_addr(node, src), n);
     return GASNET_INVALID_HANDLE;
   }
   return gasneti_get_am(dest, node, src, n, kind);
@@ -72,16 +126,16 @@ static inline gasnet_handle_t gasneti_memset(const char *what, gasnet_node_t nod
 
 /* ---- blocking ------------------------------------------------------------------------ */
 static inline void gasnet_put(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-  gasneti_put("gasnet_put", node, dest, src, nbytes, GASNETI_RMA_BLOCKING);
+  gasneti_put("gasnet_put", node, dest, src, nbytes, GASNETI_RMA_BLOCKING, 0);
 }
 static inline void gasnet_put_bulk(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-  gasneti_put("gasnet_put_bulk", node, dest, src, nbytes, GASNETI_RMA_BLOCKING);
+  gasneti_put("gasnet_put_bulk", node, dest, src, nbytes, GASNETI_RMA_BLOCKING, 1);
 }
 static inline void gasnet_get(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-  gasneti_get("gasnet_get", dest, node, src, nbytes, GASNETI_RMA_BLOCKING);
+  gasneti_get("gasnet_get", dest, node, src, nbytes, GASNETI_RMA_BLOCKING, 0);
 }
 static inline void gasnet_get_bulk(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-  gasneti_get("gasnet_get_bulk", dest, node, src, nbytes, GASNETI_RMA_BLOCKING);
+  gasneti_get("gasnet_get_bulk", dest, node, src, nbytes, GASNETI_RMA_BLOCKING, 1);
 }
 static inline void gasnet_memset(gasnet_node_t node, void *dest, int val, size_t nbytes) {
   gasneti_memset("gasnet_memset", node, dest, val, nbytes, GASNETI_RMA_BLOCKING);
@@ -90,19 +144,19 @@ static inline void gasnet_memset(gasnet_node_t node, void *dest, int val, size_t
 /* ---- explicit handle ------------------------------------------------------------------- */
 static inline gasnet_handle_t gasnet_put_nb(gasnet_node_t node, void *dest, void *src,
                                             size_t nbytes) {
-  return gasneti_put("gasnet_put_nb", node, dest, src, nbytes, GASNETI_RMA_NB);
+  return gasneti_put("gasnet_put_nb", node, dest, src, nbytes, GASNETI_RMA_NB, 0);
 }
 static inline gasnet_handle_t gasnet_put_nb_bulk(gasnet_node_t node, void *dest, void *src,
                                                  size_t nbytes) {
-  return gasneti_put("gasnet_put_nb_bulk", node, dest, src, nbytes, GASNETI_RMA_NB);
+  return gasneti_put("gasnet_put_nb_bulk", node, dest, src, nbytes, GASNETI_RMA_NB, 1);
 }
 static inline gasnet_handle_t gasnet_get_nb(void *dest, gasnet_node_t node, void *src,
                                             size_t nbytes) {
-  return gasneti_get("gasnet_get_nb", dest, node, src, nbytes, GASNETI_RMA_NB);
+  return gasneti_get("gasnet_get_nb", dest, node, src, nbytes, GASNETI_RMA_NB, 0);
 }
 static inline gasnet_handle_t gasnet_get_nb_bulk(void *dest, gasnet_node_t node, void *src,
                                                  size_t nbytes) {
-  return gasneti_get("gasnet_get_nb_bulk", dest, node, src, nbytes, GASNETI_RMA_NB);
+  return gasneti_get("gasnet_get_nb_bulk", dest, node, src, nbytes, GASNETI_RMA_NB, 1);
 }
 static inline gasnet_handle_t gasnet_memset_nb(gasnet_node_t node, void *dest, int val,
                                                size_t nbytes) {
@@ -118,16 +172,16 @@ int gasnet_try_syncnb_some(gasnet_handle_t *handles, size_t numhandles);
 
 /* ---- implicit handle ------------------------------------------------------------------- */
 static inline void gasnet_put_nbi(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-  gasneti_put("gasnet_put_nbi", node, dest, src, nbytes, GASNETI_RMA_NBI);
+  gasneti_put("gasnet_put_nbi", node, dest, src, nbytes, GASNETI_RMA_NBI, 0);
 }
 static inline void gasnet_put_nbi_bulk(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-  gasneti_put("gasnet_put_nbi_bulk", node, dest, src, nbytes, GASNETI_RMA_NBI);
+  gasneti_put("gasnet_put_nbi_bulk", node, dest, src, nbytes, GASNETI_RMA_NBI, 1);
 }
 static inline void gasnet_get_nbi(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-  gasneti_get("gasnet_get_nbi", dest, node, src, nbytes, GASNETI_RMA_NBI);
+  gasneti_get("gasnet_get_nbi", dest, node, src, nbytes, GASNETI_RMA_NBI, 0);
 }
 static inline void gasnet_get_nbi_bulk(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-  gasneti_get("gasnet_get_nbi_bulk", dest, node, src, nbytes, GASNETI_RMA_NBI);
+  gasneti_get("gasnet_get_nbi_bulk", dest, node, src, nbytes, GASNETI_RMA_NBI, 1);
 }
 static inline void gasnet_memset_nbi(gasnet_node_t node, void *dest, int val, size_t nbytes) {
   gasneti_memset("gasnet_memset_nbi", node, dest, val, nbytes, GASNETI_RMA_NBI);
@@ -153,25 +207,28 @@ static inline const void *gasneti_value_bytes(const gasnet_register_value_t *v, 
 #endif
 }
 
-static inline void gasneti_store_value(void *addr, gasnet_register_value_t value, size_t nbytes) {
-  switch (nbytes) { /* single stores for the common widths */
-    case 8: *(uint64_t *)addr = (uint64_t)value; break;
-    case 4: *(uint32_t *)addr = (uint32_t)value; break;
-    case 2: *(uint16_t *)addr = (uint16_t)value; break;
-    case 1: *(uint8_t *)addr = (uint8_t)value; break;
-    default: memcpy(addr, gasneti_value_bytes(&value, nbytes), nbytes);
+/* A value as the nbytes-wide word holding it, and back. */
+static inline gasneti_word_t gasneti_value_word(gasnet_register_value_t value, size_t nbytes) {
+  gasneti_word_t w = {0};
+  switch (nbytes) {
+    case 8: w.u64 = (uint64_t)value; break;
+    case 4: w.u32 = (uint32_t)value; break;
+    case 2: w.u16 = (uint16_t)value; break;
+    case 1: w.u8 = (uint8_t)value; break;
+    default: memcpy(w.b, gasneti_value_bytes(&value, nbytes), nbytes);
   }
+  return w;
 }
 
-static inline gasnet_register_value_t gasneti_load_value(const void *addr, size_t nbytes) {
+static inline gasnet_register_value_t gasneti_word_value(gasneti_word_t w, size_t nbytes) {
   switch (nbytes) {
-    case 8: return *(const uint64_t *)addr;
-    case 4: return *(const uint32_t *)addr;
-    case 2: return *(const uint16_t *)addr;
-    case 1: return *(const uint8_t *)addr;
+    case 8: return w.u64;
+    case 4: return w.u32;
+    case 2: return w.u16;
+    case 1: return w.u8;
     default: {
       gasnet_register_value_t v = 0;
-      memcpy((void *)gasneti_value_bytes(&v, nbytes), addr, nbytes);
+      memcpy((void *)gasneti_value_bytes(&v, nbytes), w.b, nbytes);
       return v;
     }
   }
@@ -182,9 +239,8 @@ static inline gasnet_handle_t gasneti_put_val(const char *what, gasnet_node_t no
                                               int kind) {
   GASNETI_RMA_CHECK(what, node, dest, nbytes);
   if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    /* Value puts target naturally aligned words in practice; memcpy keeps odd cases legal. */
     void *p = gasneti_pshm_addr(node, dest);
-    if (((uintptr_t)p & (nbytes - 1)) == 0) gasneti_store_value(p, value, nbytes);
+    if (gasneti_is_word_size(nbytes)) gasneti_word_store(p, gasneti_value_word(value, nbytes), nbytes);
     else memcpy(p, gasneti_value_bytes(&value, nbytes), nbytes);
     return GASNET_INVALID_HANDLE;
   }
@@ -209,7 +265,7 @@ static inline gasnet_register_value_t gasnet_get_val(gasnet_node_t node, void *s
   GASNETI_RMA_CHECK("gasnet_get_val", node, src, nbytes);
   if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
     const void *p = gasneti_pshm_addr(node, src);
-    if (((uintptr_t)p & (nbytes - 1)) == 0) return gasneti_load_value(p, nbytes);
+    if (gasneti_is_word_size(nbytes)) return gasneti_word_value(gasneti_word_load(p, nbytes), nbytes);
     gasnet_register_value_t v = 0;
     memcpy((void *)gasneti_value_bytes(&v, nbytes), p, nbytes);
     return v;

@@ -7,6 +7,8 @@
 #define GASNET_CONDUIT_NAME smp
 #define GASNET_CONDUIT_NAME_STR "smp"
 #define GASNET_PSHM 1
+#define GASNET_CORE_NAME SMP
+#define GASNET_CORE_VERSION 1.0
 
 /* Medium payloads travel through the receiver's shared-memory queues; Long payloads are copied
  * straight into the target segment, so their limit is a protocol choice, not a buffer size. */

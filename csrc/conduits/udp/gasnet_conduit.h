@@ -7,6 +7,8 @@
 #define GASNET_CONDUIT_NAME udp
 #define GASNET_CONDUIT_NAME_STR "udp"
 #define GASNET_PSHM 1
+#define GASNET_CORE_NAME UDP
+#define GASNET_CORE_VERSION 1.0
 
 /* Between hosts, Medium and Long payloads larger than a datagram travel in pieces (reassembled,
  * or copied into the target segment, before the handler runs); in a supernode, through PSHM. */

@@ -18,6 +18,8 @@ enum {
   GASNETI_HANDLER_GET_MEDIUM = 5, /* Medium reply: copy to the destination, then DONE */
   GASNETI_HANDLER_GET_LONG = 6,   /* Long reply: data already in place */
   GASNETI_HANDLER_MEMSET = 7,     /* Short request: memset; replies DONE */
+  GASNETI_HANDLER_PUT_WORD = 8,   /* Short request: one word store (1-8 bytes); replies DONE */
+  GASNETI_HANDLER_GET_WORD = 9,   /* Short reply to GET: one word, stored at the destination */
   GASNETI_HANDLER_LAST_INTERNAL = 127,
   GASNETI_HANDLER_FIRST_CLIENT = 128
 };

@@ -1,7 +1,8 @@
 /* rma_am.c: the reference extended API over active messages, for peers outside the caller's
  * supernode (network conduits use it too). Puts are Long requests, gets a Short request
  * answered by a Long (destination in our segment) or Medium reply; transfers larger than one
- * AM are split and all chunks are issued before waiting, so they pipeline. */
+ * AM are split and all chunks are issued before waiting, so they pipeline. An aligned word
+ * (1, 2, 4 or 8 bytes) travels in Short arguments both ways instead. */
 #include "rma.h"
 
 #define PTR_ARGS(p) (gasnet_handlerarg_t)(uint32_t)(uintptr_t)(p), \
@@ -33,12 +34,44 @@ static void memset_handler(gasnet_token_t t, gasnet_handlerarg_t dlo, gasnet_han
                             (gasnet_handlerarg_t[]){clo, chi});
 }
 
+/* Words (1, 2, 4 or 8 aligned bytes) travel in Short arguments and land with one store, so a
+ * peer polling the word never sees it written in pieces (gasnet_extended.h). */
+#define WORD_ARGS(w) (gasnet_handlerarg_t)(uint32_t)(w).u64, \
+                     (gasnet_handlerarg_t)(uint32_t)((w).u64 >> 32)
+static gasneti_word_t args_word(gasnet_handlerarg_t lo, gasnet_handlerarg_t hi) {
+  return (gasneti_word_t){.u64 = ((uint64_t)(uint32_t)hi << 32) | (uint32_t)lo};
+}
+
+static void put_word_handler(gasnet_token_t t, gasnet_handlerarg_t dlo, gasnet_handlerarg_t dhi,
+                             gasnet_handlerarg_t vlo, gasnet_handlerarg_t vhi,
+                             gasnet_handlerarg_t n, gasnet_handlerarg_t clo,
+                             gasnet_handlerarg_t chi) {
+  gasneti_word_store(ARGS_PTR(dlo, dhi), args_word(vlo, vhi), (size_t)n);
+  gasneti_am_reply_internal(t, GASNETI_HANDLER_DONE, GASNETI_AM_SHORT, NULL, 0, NULL, 2,
+                            (gasnet_handlerarg_t[]){clo, chi});
+}
+
+static void get_word_handler(gasnet_token_t t, gasnet_handlerarg_t vlo, gasnet_handlerarg_t vhi,
+                             gasnet_handlerarg_t n, gasnet_handlerarg_t dlo,
+                             gasnet_handlerarg_t dhi, gasnet_handlerarg_t clo,
+                             gasnet_handlerarg_t chi) {
+  (void)t;
+  gasneti_word_store(ARGS_PTR(dlo, dhi), args_word(vlo, vhi), (size_t)n);
+  complete(ARGS_PTR(clo, chi));
+}
+
+enum { GET_MEDIUM = 0, GET_LONG = 1, GET_WORD = 2 }; /* how get_handler answers */
+
 static void get_handler(gasnet_token_t t, gasnet_handlerarg_t slo, gasnet_handlerarg_t shi,
                         gasnet_handlerarg_t n, gasnet_handlerarg_t dlo, gasnet_handlerarg_t dhi,
                         gasnet_handlerarg_t clo, gasnet_handlerarg_t chi,
-                        gasnet_handlerarg_t as_long) {
+                        gasnet_handlerarg_t how) {
   void *src = ARGS_PTR(slo, shi);
-  if (as_long)
+  if (how == GET_WORD) {
+    gasneti_word_t w = gasneti_word_load(src, (size_t)n);
+    gasneti_am_reply_internal(t, GASNETI_HANDLER_GET_WORD, GASNETI_AM_SHORT, NULL, 0, NULL, 7,
+                              (gasnet_handlerarg_t[]){WORD_ARGS(w), n, dlo, dhi, clo, chi});
+  } else if (how == GET_LONG)
     gasneti_am_reply_internal(t, GASNETI_HANDLER_GET_LONG, GASNETI_AM_LONG, src,
                               (size_t)(uint32_t)n, ARGS_PTR(dlo, dhi), 2,
                               (gasnet_handlerarg_t[]){clo, chi});
@@ -70,6 +103,8 @@ void gasneti_rma_am_init(void) {
                                     (gasneti_handler_fn)get_medium_handler);
   gasneti_register_internal_handler(GASNETI_HANDLER_GET_LONG, (gasneti_handler_fn)get_long_handler);
   gasneti_register_internal_handler(GASNETI_HANDLER_MEMSET, (gasneti_handler_fn)memset_handler);
+  gasneti_register_internal_handler(GASNETI_HANDLER_PUT_WORD, (gasneti_handler_fn)put_word_handler);
+  gasneti_register_internal_handler(GASNETI_HANDLER_GET_WORD, (gasneti_handler_fn)get_word_handler);
 }
 
 /* Where completions of this operation are counted, by kind. */
@@ -115,6 +150,15 @@ gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, 
                                int kind) {
   target_t t;
   target_open(&t, kind, true);
+  if (gasneti_is_word_size(n) && gasneti_word_aligned(dest, n)) {
+    gasneti_word_t w = gasneti_word_load(src, n);
+    target_add(&t);
+    gasneti_am_request_internal(node, GASNETI_HANDLER_PUT_WORD, GASNETI_AM_SHORT, NULL, 0, NULL,
+                                7, (gasnet_handlerarg_t[]){PTR_ARGS(dest), WORD_ARGS(w),
+                                                           (gasnet_handlerarg_t)n,
+                                                           PTR_ARGS(t.counter)});
+    return target_close(&t, kind);
+  }
   const size_t chunk = gasnet_AMMaxLongRequest();
   for (size_t off = 0; off < n; off += chunk) {
     size_t len = n - off < chunk ? n - off : chunk;
@@ -129,6 +173,14 @@ gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, 
 
 void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, size_t n,
                             _Atomic int64_t *counter) {
+  if (gasneti_is_word_size(n) && gasneti_word_aligned(src, n)) {
+    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+    gasneti_am_request_internal(node, GASNETI_HANDLER_GET, GASNETI_AM_SHORT, NULL, 0, NULL, 8,
+                                (gasnet_handlerarg_t[]){PTR_ARGS(src), (gasnet_handlerarg_t)n,
+                                                        PTR_ARGS(dest), PTR_ARGS(counter),
+                                                        GET_WORD});
+    return;
+  }
   /* A destination inside our segment can take Long replies; anywhere else, Medium ones. */
   bool as_long = gasneti_in_segment(gasneti_mynode, dest, n);
   const size_t chunk = as_long ? gasnet_AMMaxLongReply() : gasnet_AMMaxMedium();
@@ -139,7 +191,8 @@ void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, siz
                            (gasnet_handlerarg_t[]){PTR_ARGS((const uint8_t *)src + off),
                                                    (gasnet_handlerarg_t)len,
                                                    PTR_ARGS((uint8_t *)dest + off),
-                                                   PTR_ARGS(counter), as_long});
+                                                   PTR_ARGS(counter),
+                                                   as_long ? GET_LONG : GET_MEDIUM});
   }
 }
 

@@ -1,0 +1,73 @@
+/* gasnet_portable.h: the small portability helpers GASNet-1's headers give every client of
+ * gasnet.h (stringify and concatenation, C++ linkage brackets, branch hints, inlining
+ * attributes, platform identification). Included by gasnet.h; not for direct inclusion. Each
+ * is defined only when the client has not defined it already. */
+#ifndef GASNET_PORTABLE_H
+#define GASNET_PORTABLE_H
+
+#ifndef _STRINGIFY
+#define _STRINGIFY_HELPER(x) #x
+#define _STRINGIFY(x) _STRINGIFY_HELPER(x)
+#endif
+#ifndef _CONCAT
+#define _CONCAT_HELPER(a, b) a##b
+#define _CONCAT(a, b) _CONCAT_HELPER(a, b)
+#endif
+#ifndef BEGIN_EXTERNC
+#ifdef __cplusplus
+#define BEGIN_EXTERNC extern "C" {
+#define END_EXTERNC }
+#else
+#define BEGIN_EXTERNC
+#define END_EXTERNC
+#endif
+#endif
+
+/* Branch hints: the expression's value is returned unchanged. */
+#define GASNETT_PREDICT_TRUE(e) __builtin_expect(!!(e), 1)
+#define GASNETT_PREDICT_FALSE(e) __builtin_expect(!!(e), 0)
+#define GASNETT_LIKELY(e) GASNETT_PREDICT_TRUE(e)
+#define GASNETT_UNLIKELY(e) GASNETT_PREDICT_FALSE(e)
+
+/* Function attributes, written as GASNet's are: GASNETT_INLINE(fn) static ... fn(...). */
+#define GASNETT_INLINE(fn) static inline __attribute__((always_inline))
+#define GASNETT_NEVER_INLINE(fn, declarator) __attribute__((noinline)) declarator
+#define GASNETT_NORETURN __attribute__((noreturn))
+#define GASNETT_UNUSED __attribute__((unused))
+#define GASNETT_RESTRICT __restrict__
+#define GASNETT_CURRENT_FUNCTION __func__
+#define GASNETT_IDENT(id, str) \
+  static const char id[] __attribute__((used)) = str
+
+/* Platform identification (what this implementation is built for: Linux with GCC or Clang). */
+#if defined(__linux__) && !defined(PLATFORM_OS_LINUX)
+#define PLATFORM_OS_LINUX 1
+#endif
+#if defined(__x86_64__) && !defined(PLATFORM_ARCH_X86_64)
+#define PLATFORM_ARCH_X86_64 1
+#elif defined(__aarch64__) && !defined(PLATFORM_ARCH_AARCH64)
+#define PLATFORM_ARCH_AARCH64 1
+#elif defined(__powerpc64__) && !defined(PLATFORM_ARCH_POWERPC)
+#define PLATFORM_ARCH_POWERPC 1
+#endif
+#if !defined(PLATFORM_ARCH_64) && !defined(PLATFORM_ARCH_32)
+#if __SIZEOF_POINTER__ == 8
+#define PLATFORM_ARCH_64 1
+#else
+#define PLATFORM_ARCH_32 1
+#endif
+#endif
+#if !defined(PLATFORM_ARCH_LITTLE_ENDIAN) && !defined(PLATFORM_ARCH_BIG_ENDIAN)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PLATFORM_ARCH_LITTLE_ENDIAN 1
+#else
+#define PLATFORM_ARCH_BIG_ENDIAN 1
+#endif
+#endif
+#if defined(__clang__) && !defined(PLATFORM_COMPILER_CLANG)
+#define PLATFORM_COMPILER_CLANG 1
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(PLATFORM_COMPILER_GNU)
+#define PLATFORM_COMPILER_GNU 1
+#endif
+
+#endif
