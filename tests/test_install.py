@@ -82,3 +82,41 @@ def test_mak_cppflags_give_clients_the_gnu_declarations(prefix, tmp_path, mode):
                          env=job_env(), capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.count("yielded on rank") == 2
+
+
+def test_install_has_the_gasnet1_layout_clients_check(prefix, tmp_path):
+    """What a GASNet-1 client's configure looks for: the release macros in gasnet_config.h
+    (a release >= 1.18), gasnet_core.h in each conduit directory, every .mak, and a
+    gasnetrun_<conduit> per conduit that runs a job."""
+    config = (prefix / "include" / "gasnet_config.h").read_text()
+    version = {}
+    for part in ("MAJOR", "MINOR", "PATCH"):
+        line = next(l for l in config.splitlines()
+                    if l.startswith(f"#define GASNET_RELEASE_VERSION_{part} "))
+        version[part] = int(line.split()[-1])
+    assert (version["MAJOR"], version["MINOR"], version["PATCH"]) == (1, 30, 0)
+    for conduit in ("smp", "udp"):
+        cdir = prefix / "include" / f"{conduit}-conduit"
+        assert (cdir / "gasnet_core.h").is_file()
+        for mode in ("seq", "par", "parsync"):
+            assert (cdir / f"{conduit}-{mode}.mak").is_file()
+    (tmp_path / "hello.c").write_text(
+        "#include <gasnet.h>\n"
+        "#include <gasnet_core.h>\n"
+        "#if GASNET_RELEASE_VERSION_MAJOR < 1\n#error release\n#endif\n"
+        "int main(int c, char **v) {\n"
+        "  gasnet_init(&c, &v); gasnet_attach(NULL, 0, 0, 0);\n"
+        '  printf("release %d.%d on rank %d\\n", GASNET_RELEASE_VERSION_MAJOR,\n'
+        "         GASNET_RELEASE_VERSION_MINOR, (int)gasnet_mynode());\n"
+        "  gasnet_exit(0);\n}\n")
+    (tmp_path / "Makefile").write_text(CLIENT_MAKEFILE)
+    mak = prefix / "include" / "smp-conduit" / "smp-seq.mak"
+    proc = subprocess.run(["make", f"GASNET_MAK={mak}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = subprocess.run([str(prefix / "bin" / "gasnetrun_smp"), "-n", "2",
+                          str(tmp_path / "hello")], env=job_env(), capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("release 1.30 on rank") == 2
+    assert (prefix / "bin" / "gasnetrun_udp").is_file()

@@ -162,6 +162,34 @@ def test_typo_gets_did_you_mean_and_the_job_never_starts(opt_build, tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("name,warning", [
+    ("GASNET_DUMMY", "GASNET_DUMMY (from environment) is not a GASNet knob; passed to the ranks "
+                     "unchanged"),
+    ("GASNET_BACKTRACE", "GASNET_BACKTRACE (from environment) is a GASNet variable this "
+                         "implementation does not read; it has no effect"),
+])
+def test_unknown_names_that_are_not_typos_reach_the_ranks_with_a_warning(opt_build, tmp_path,
+                                                                        name, warning):
+    script = tmp_path / "prog.sh"
+    script.write_text(f'#!/bin/sh\necho "seen: ${name}"\n')
+    script.chmod(0o755)
+    proc = run_gasnetrun(opt_build, ["-n", "2", str(script)], {name: "propagated"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("seen: propagated") == 2
+    assert f"gasnetrun: warning: {warning}" in proc.stderr
+
+
+def test_a_likely_typo_runs_only_when_explicitly_allowed(opt_build, tmp_path):
+    script = tmp_path / "prog.sh"
+    script.write_text('#!/bin/sh\necho "seen: $GASNET_AMCREDITS_PP"\n')
+    script.chmod(0o755)
+    proc = run_gasnetrun(opt_build, ["--allow-unknown-knobs", "-n", "1", str(script)],
+                         {"GASNET_AMCREDITS_PP": "4"})
+    assert proc.returncode == 0, proc.stderr
+    assert "seen: 4" in proc.stdout
+    assert "(did you mean GASNET_AM_CREDITS_PP?); passed to the ranks unchanged" in proc.stderr
+
+
 def test_bad_value_from_env_file_names_file_and_line(opt_build, tmp_path):
     env_file = tmp_path / "job.env"
     env_file.write_text("# settings\nGASNET_BARRIER=AMDISSEM\n\nGASNET_MAX_SEGSIZE=lots\n")

@@ -1,7 +1,8 @@
 /* rma_bench.c: put/get latency (8 B..64 KiB, blocking and nbi) and bandwidth (4 KiB..4 MiB;
  * bulk, nb and nbi) from rank 0 to rank 1, reported as the median of repeats with the path
  * taken (direct PSHM or AM; GASNET_SUPERNODE_MAXSIZE=1 forces AM), beside a single-thread
- * memcpy of the same sizes measured in the same run.
+ * memcpy of the same sizes and an AMShort round trip (the floor of an AM-path put or get)
+ * measured in the same run.
  * Usage: rma_bench [--json] [--quick] [--only NAME] */
 #include "raw_udp.h"
 
@@ -11,11 +12,15 @@
 static volatile int stop;
 static const char *path;
 static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
+static gasnet_handler_t h_pong;
+static volatile long pongs;
+static void on_ping(gasnet_token_t t) { gasnet_AMReplyShort0(t, h_pong); }
+static void on_pong(gasnet_token_t t) { (void)t, pongs++; }
 
 /* Keeps the compiler from merging or hoisting the repeated transfers of a latency loop. */
 #define OPAQUE() __asm__ __volatile__("" ::: "memory")
 
-static const char *const names[] = {"put_latency", "get_latency", "put_nbi_latency",
+static const char *const names[] = {"am_short_rtt", "put_latency", "get_latency", "put_nbi_latency",
                                     "get_nbi_latency", "memcpy_bw", "put_bulk_bw", "get_bulk_bw",
                                     "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw",
                                     "raw_udp_stream", NULL};
@@ -26,6 +31,13 @@ static void report(const char *name, size_t size, double *s, long iters, int ban
 }
 
 typedef void (*op_fn)(void *remote, void *local, size_t size);
+static gasnet_handler_t h_ping;
+static void am_round_trip(void *r, void *l, size_t n) {
+  (void)r, (void)l, (void)n;
+  long want = pongs + 1;
+  gasnet_AMRequestShort0(1, h_ping);
+  GASNET_BLOCKUNTIL(pongs == want);
+}
 static void put_blocking(void *r, void *l, size_t n) { gasnet_put(1, r, l, n); }
 static void get_blocking(void *r, void *l, size_t n) { gasnet_get(l, 1, r, n); }
 static void put_nbi_one(void *r, void *l, size_t n) {
@@ -78,8 +90,10 @@ static void run(const char *name, op_fn fn, void *remote, void *local, size_t si
 int main(int argc, char **argv) {
   gasnet_init(&argc, &argv);
   int quick = bench_args("rma_bench", argc, argv, names);
-  gasnet_handlerentry_t table[] = {{0, (void (*)())on_stop}};
-  if (gasnet_attach(table, 1, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
+  gasnet_handlerentry_t table[] = {
+      {0, (void (*)())on_stop}, {0, (void (*)())on_ping}, {0, (void (*)())on_pong}};
+  if (gasnet_attach(table, 3, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
+  h_ping = table[1].index, h_pong = table[2].index;
   if (gasnet_nodes() < 2) {
     fprintf(stderr, "rma_bench: needs at least 2 ranks (gasnetrun -n 2)\n");
     gasnet_exit(2);
@@ -105,6 +119,7 @@ int main(int argc, char **argv) {
   if (gasnet_mynode() == 0) {
     int direct = path[0] == 'd';
     void *remote = seg[1].addr;
+    run("am_short_rtt", am_round_trip, remote, local, 0, (direct ? 200000 : 50000) / scale, 0, 1);
     const size_t lat_sizes[] = {8, 64, 512, 4096, 32768, 65536};
     for (size_t i = 0; i < sizeof lat_sizes / sizeof lat_sizes[0]; i++) {
       size_t n = lat_sizes[i];

@@ -22,8 +22,10 @@ static vote_t combine(vote_t a, vote_t b) {
   return (vote_t){0, a.id, a.id != b.id};
 }
 
+enum { NAMELESS = GASNET_BARRIERFLAG_ANONYMOUS | GASNET_BARRIERFLAG_UNNAMED };
+
 static vote_t vote_of(int id, int flags) {
-  return (vote_t){(flags & GASNET_BARRIERFLAG_ANONYMOUS) != 0, id,
+  return (vote_t){(flags & NAMELESS) != 0, id,
                   (flags & GASNET_BARRIERFLAG_MISMATCH) != 0};
 }
 
@@ -169,7 +171,7 @@ void gasnet_barrier_notify(int id, int flags) {
 
 static int finish(int id, int flags) {
   notified = 0;
-  bool local_mismatch = flags != my_flags || (!(flags & GASNET_BARRIERFLAG_ANONYMOUS) && id != my_id);
+  bool local_mismatch = flags != my_flags || (!(flags & NAMELESS) && id != my_id);
   return (result.mismatch || local_mismatch) ? GASNET_ERR_BARRIER_MISMATCH : GASNET_OK;
 }
 
@@ -178,6 +180,11 @@ int gasnet_barrier_wait(int id, int flags) {
   if (!notified) gasneti_fatalerror("gasnet_barrier_wait without a preceding notify");
   while (!progress()) gasneti_wait_step();
   return finish(id, flags);
+}
+
+int gasnet_barrier(int id, int flags) {
+  gasnet_barrier_notify(id, flags);
+  return gasnet_barrier_wait(id, flags);
 }
 
 int gasnet_barrier_try(int id, int flags) {

@@ -108,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="prefix every line a rank writes with [rank]")
     p.add_argument("--spawner", default=None,
                    help="how ranks start (also -spawner=NAME, GASNET_SPAWNER)")
+    p.add_argument("--allow-unknown-knobs", action="store_true",
+                   help="pass on GASNET_* names that look like typos of knobs (warn only)")
     p.add_argument("--env-file", action="append", default=[], metavar="FILE",
                    help="NAME=VALUE lines to add to the job's environment (checked like the rest)")
     p.add_argument("--knobs", nargs="?", const="", metavar="NAME",
@@ -262,7 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in exported:
         if name not in settings:
             say(f"warning: -E names {name}, which is not set here")
-    problems = validate(settings)
+    warnings: list[str] = []
+    problems = validate(settings, args.allow_unknown_knobs, warnings)
+    for warning in warnings:
+        say(f"warning: {warning}")
     if problems:
         for problem in problems:
             print(f"gasnetrun: error: {problem}", file=sys.stderr)

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from . import _native
+from .gasnet_documented import NOT_IMPLEMENTED
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -90,18 +91,38 @@ def size_problems(settings: dict[str, Setting]) -> list[str]:
     return problems
 
 
-def validate(settings: dict[str, Setting]) -> list[str]:
-    """One message per problem: unknown GASNET_* names, malformed values, oversized ones."""
+def unknown_name_problem(name: str, origin: str, allow_typos: bool) -> tuple[str | None, str | None]:
+    """(error, warning) for a GASNET_* name the knob table does not hold. Only a likely typo of a
+    knob is an error (the silent-typo problem), unless allow_typos; a variable GASNet documents
+    but this implementation does not read, or any other name, is a warning: clients may read
+    their own variables with gasnet_getenv."""
+    if name in NOT_IMPLEMENTED:
+        return None, (f"{name} (from {origin}) is a GASNet variable this implementation does "
+                      "not read; it has no effect")
+    hint = suggestion(name)
+    if hint and not allow_typos:
+        return (f"{name} (from {origin}) is not a GASNet knob; did you mean {hint}? "
+                "(--allow-unknown-knobs passes it on anyway)"), None
+    return None, (f"{name} (from {origin}) is not a GASNet knob"
+                  + (f" (did you mean {hint}?)" if hint else "")
+                  + "; passed to the ranks unchanged")
+
+
+def validate(settings: dict[str, Setting], allow_typos: bool = False,
+             warnings: list[str] | None = None) -> list[str]:
+    """One message per problem: likely typos of knob names, malformed values, oversized ones.
+    Names that are merely unknown go to warnings."""
     problems = size_problems(settings)
     for name in sorted(settings):
         if not name.startswith("GASNET_"):
             continue
         setting = settings[name]
         if _native.find(name) is None:
-            hint = suggestion(name)
-            problems.append(f"{name} (from {setting.origin}) is not a GASNet knob"
-                            + (f"; did you mean {hint}?" if hint else
-                               "; see gasnetrun --knobs for the list"))
+            error, warning = unknown_name_problem(name, setting.origin, allow_typos)
+            if error:
+                problems.append(error)
+            if warning and warnings is not None:
+                warnings.append(warning)
             continue
         if _native.blank(setting.value):
             continue  # empty or white space means "unset", to the runtime as well

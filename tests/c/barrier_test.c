@@ -1,4 +1,5 @@
-/* barrier_test.c: anonymous, named, mixed and mismatched barriers, gasnet_barrier_try, and
+/* barrier_test.c: anonymous, unnamed, named, mixed and mismatched barriers, the blocking
+ * gasnet_barrier, gasnet_barrier_try, and
  * split-phase barriers with AM traffic in between; every rank checks every result. */
 #include "test_util.h"
 
@@ -54,6 +55,17 @@ int main(int argc, char **argv) {
   /* After mismatches the barrier works as before. */
   rc = barrier(9, 0);
   CHECK(rc == GASNET_OK, "barrier after mismatches: %s", gasnet_ErrorName(rc));
+
+  /* The blocking form and unnamed barriers (GASNet 1.30): unnamed matches anything, as
+   * anonymous does, and mixed with named ones the result carries the name. */
+  for (int i = 0; i < 100; i++) {
+    rc = gasnet_barrier(0, GASNET_BARRIERFLAG_UNNAMED);
+    CHECK(rc == GASNET_OK, "unnamed barrier %d: %s", i, gasnet_ErrorName(rc));
+  }
+  CHECK(gasnet_barrier_result(&id) == GASNET_BARRIERFLAG_ANONYMOUS, "unnamed result is named");
+  rc = gasnet_barrier(77, me % 2 ? GASNET_BARRIERFLAG_UNNAMED : 0);
+  CHECK(rc == GASNET_OK && gasnet_barrier_result(&id) == 0 && id == 77,
+        "named+unnamed barrier: %s, id %d", gasnet_ErrorName(rc), id);
 
   /* try: poll until complete; AMs sent between notify and wait are served meanwhile. */
   for (int i = 0; i < 200; i++) {

@@ -159,15 +159,47 @@ static int poll_doorbells(int reply) {
     if (now == recorded[g] && !full) continue;
     bool busy = false;
     ran += poll_group(reply, g, &busy);
-    recorded[g] = busy ? ~now : now; /* still busy: look again next time */
+    __atomic_store_n(&recorded[g], busy ? ~now : now, __ATOMIC_RELAXED); /* busy: look again */
   }
   if (full || ran) gasneti_queues.idle_polls[reply] = 0;
   return ran;
 }
 
+#if GASNETI_THREADS
+/* Whether a poll of this kind may find work, read without the poll lock: idle polls (most of
+ * them) then only read lines the senders write, instead of bouncing the lock's line between
+ * the polling threads and paying an atomic exchange each. A stale answer costs at most one
+ * poll: the next one reads again. recorded[] is written under the lock; reading it here is
+ * the same relaxed load. Every FULL_LOOK_EVERY idle peeks, a thread takes the lock anyway so
+ * the full look of poll_doorbells still happens. */
+static GASNETI_TLS unsigned idle_peeks[2];
+
+static bool may_have_work(int reply) {
+  if (!gasneti_queues.layout.doorbells) {
+    const gasneti_ring_rx_t *rx = gasneti_queues.rx[reply];
+    for (int i = 0; i < gasneti_host_size; i++) {
+      uint32_t received = __atomic_load_n(&rx[i].received, __ATOMIC_RELAXED);
+      const gasneti_slot_t *s = gasneti_slot_at(rx[i].slots, received);
+      if (atomic_load_explicit(&s->stamp, memory_order_relaxed) == received + 1) return true;
+    }
+  } else {
+    const _Atomic uint64_t *summary = gasneti_queues.summary[reply];
+    const uint64_t *recorded = gasneti_queues.summary_seen[reply];
+    int groups = (gasneti_host_size + GASNETI_PSHM_GROUP - 1) / GASNETI_PSHM_GROUP;
+    for (int g = 0; g < groups; g++)
+      if (atomic_load_explicit(&summary[g], memory_order_relaxed) !=
+          __atomic_load_n(&recorded[g], __ATOMIC_RELAXED))
+        return true;
+  }
+  if (++idle_peeks[reply] < FULL_LOOK_EVERY) return false;
+  idle_peeks[reply] = 0;
+  return true;
+}
+#endif
+
 static int poll_kind(int reply) {
 #if GASNETI_THREADS
-  if (!gasneti_spin_trylock(&poll_lock[reply])) return 0;
+  if (!may_have_work(reply) || !gasneti_spin_trylock(&poll_lock[reply])) return 0;
 #endif
   int ran = gasneti_queues.layout.doorbells ? poll_doorbells(reply) : poll_direct(reply);
 #if GASNETI_THREADS
