@@ -91,7 +91,8 @@ def size_problems(settings: dict[str, Setting]) -> list[str]:
     return problems
 
 
-def unknown_name_problem(name: str, origin: str, allow_typos: bool) -> tuple[str | None, str | None]:
+def unknown_name_problem(name: str, origin: str,
+                         allow_typos: bool) -> tuple[str | None, str | None]:
     """(error, warning) for a GASNET_* name the knob table does not hold. Only a likely typo of a
     knob is an error (the silent-typo problem), unless allow_typos; a variable GASNet documents
     but this implementation does not read, or any other name, is a warning: clients may read
