@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
-PACKAGES="gcc make scons pkg-config python3 python3-dev python3-cffi python3-rich python3-pytest python3-clustershell mypy nftables iproute2 openssh-client"
+PACKAGES="gcc make scons pkg-config python3 python3-dev python3-cffi python3-rich python3-pytest python3-clustershell mypy nftables iproute2 openssh-client openssh-server util-linux openmpi-bin libopenmpi-dev"
 missing=$(for p in $PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   $SUDO apt-get update -qq

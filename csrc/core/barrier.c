@@ -191,7 +191,10 @@ int gasnet_barrier_try(int id, int flags) {
   check_context("gasnet_barrier_try");
   if (!notified) gasneti_fatalerror("gasnet_barrier_try without a preceding notify");
   gasneti_poll(GASNETI_POLL_ALL);
-  if (!progress()) return GASNET_ERR_NOT_READY;
+  if (!progress()) {
+    gasneti_wait_backoff(); /* the caller loops on try: yield as a blocking wait would */
+    return GASNET_ERR_NOT_READY;
+  }
   return finish(id, flags);
 }
 

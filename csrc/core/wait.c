@@ -4,6 +4,7 @@
 
 #include "conduit.h"
 #include "gasnet_internal.h"
+#include "knobs.h"
 #include "pshm/pshm.h"
 
 static int wait_mode = GASNET_WAIT_SPIN;
@@ -14,8 +15,13 @@ void gasneti_wait_init(void) {
   cpu_set_t set;
   int cpus = 1;
   if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
-  /* Oversubscribed: a spinning waiter would hold the core the rank it waits for needs. */
-  wait_mode = gasneti_host_size > cpus ? GASNET_WAIT_BLOCK : GASNET_WAIT_SPIN;
+  /* Oversubscribed: a spinning waiter would hold the core the rank it waits for needs. The
+   * rank cannot see ranks of other "hosts" sharing its cores (containers, fake hosts on one
+   * machine): GASNET_WAIT_MODE says so. */
+  if (gasneti_knob_enum_is("GASNET_WAIT_MODE", "spin")) wait_mode = GASNET_WAIT_SPIN;
+  else if (gasneti_knob_enum_is("GASNET_WAIT_MODE", "block")) wait_mode = GASNET_WAIT_BLOCK;
+  else if (gasneti_knob_enum_is("GASNET_WAIT_MODE", "spinblock")) wait_mode = GASNET_WAIT_SPINBLOCK;
+  else wait_mode = gasneti_host_size > cpus ? GASNET_WAIT_BLOCK : GASNET_WAIT_SPIN;
 }
 
 int gasnet_set_waitmode(int mode) {

@@ -21,14 +21,17 @@ int main(int argc, char **argv) {
   GASNET_SAFE(gasnet_attach(table, 1, 0, 0));
   h_ping = table[0].index;
   int me = gasnet_mynode(), n = gasnet_nodes(), id = 0, rc;
+  /* argv[1]: anonymous barriers to run (named ones: a quarter as many), for big jobs. */
+  int rounds = argc > 1 ? atoi(argv[1]) : 2000;
+  if (rounds < 4) rounds = 4;
 
-  for (int i = 0; i < 2000; i++) {
+  for (int i = 0; i < rounds; i++) {
     rc = barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     CHECK(rc == GASNET_OK, "anonymous barrier %d: %s", i, gasnet_ErrorName(rc));
   }
   CHECK(gasnet_barrier_result(&id) == GASNET_BARRIERFLAG_ANONYMOUS, "result not anonymous");
 
-  for (int i = 0; i < 500; i++) {
+  for (int i = 0; i < rounds / 4; i++) {
     rc = barrier(i * 7 - 100, 0);
     CHECK(rc == GASNET_OK, "named barrier %d: %s", i, gasnet_ErrorName(rc));
     CHECK(gasnet_barrier_result(&id) == 0 && id == i * 7 - 100, "result id %d", id);

@@ -36,6 +36,11 @@ static const gasneti_knob_t table[] = {
      "Constant part of the computed GASNET_EXITTIMEOUT.", NOT_TUNED},
     {"GASNET_EXITTIMEOUT_FACTOR", GASNETI_KNOB_DOUBLE, "0.25", 0, 3600, NULL, "seconds/rank", J,
      "all", "Per-rank part of the computed GASNET_EXITTIMEOUT.", NOT_TUNED},
+    {"GASNET_WAIT_MODE", GASNETI_KNOB_ENUM, "auto", 0, 0, "auto|spin|block|spinblock", "", R,
+     "all", "How a rank waits for communication: spin (poll), block (poll, then give the core "
+     "away), spinblock (poll a while first); auto spins unless the host's ranks outnumber its "
+     "cores. Use block when hosts share cores (virtual machines, containers on one machine).",
+     NOT_TUNED},
     {"GASNET_VERBOSEENV", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
      "Rank 0 prints every knob it read, its value, and whether it was the default.", NOT_TUNED},
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",

@@ -41,11 +41,23 @@ def is_this_host(name: str) -> bool:
     if name in (me, me.split(".")[0]):
         return True
     try:
-        mine = {a[4][0] for a in socket.getaddrinfo(me, None)}
-        theirs = {a[4][0] for a in socket.getaddrinfo(name, None)}
+        theirs = {str(a[4][0]) for a in socket.getaddrinfo(name, None, socket.AF_INET)}
     except OSError:
         return False
-    return bool(mine & theirs)
+    return any(_is_local_address(address) for address in theirs)
+
+
+def _is_local_address(address: str) -> bool:
+    """Whether an interface of this host has `address`: only then can a socket bind to it
+    (a host name need not resolve to itself, e.g. hosts known only by address)."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.bind((address, 0))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
 
 
 def subtree_of(nodes: list[AgentNode], index: int) -> list[int]:

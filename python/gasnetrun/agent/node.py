@@ -18,7 +18,7 @@ from ..loop import Loop
 from ..resources import HostMemory, ensure_descriptors, descriptors_needed, shared_memory_need
 from .agent import Agent, AgentSpec, Upstream
 from .output import Sink
-from .protocol import T_GO, T_PROBLEM, T_READY, T_STDIN
+from .protocol import EVENT, EV_ENDED, T_EVENT, T_GO, T_PROBLEM, T_READY, T_STDIN
 from .ranks import SpawnError
 from .starter import SshSettings, start_agent, stop_agent
 from .topology import AgentNode
@@ -75,6 +75,8 @@ class TreeNode:
         self.on_checked = on_checked
         self.send_up: Callable[[int, bytes], None] = lambda kind, payload: None
         self.stdin_buffer: list[bytes] = []
+        self.ended: set[int] = set()      # ranks below this node that reported their end
+        self.lost: set[int] = set()       # child agents given up for lost
 
     # ---- phase 1: start the children, check this host --------------------------------------
     def start(self, cookie: str, instructions_for: Callable[[AgentNode, int], dict]) -> None:
@@ -164,6 +166,8 @@ class TreeNode:
             self.checked.add(link.index)
             self._maybe_checked()
         else:
+            if kind == T_EVENT and payload[0] == EV_ENDED:
+                self.ended.add(EVENT.unpack(payload)[1])
             dispatch_child_frame(self.agent, self.upstream, link, kind, payload)
 
     def _lost(self, link: ChildLink) -> None:
@@ -176,7 +180,8 @@ class TreeNode:
             self.checked.add(link.index)
             self._maybe_checked()
         else:
-            self.upstream.error(f"lost the agent of host {link.host} (its connection closed)")
+            self._subtree_lost(link.index, f"lost the agent of host {link.host} (its connection "
+                                           "closed)")
 
     def _agent_ended(self, index: int, pidfd: int) -> None:
         self.loop.remove_reader(pidfd)
@@ -187,13 +192,34 @@ class TreeNode:
             return
         host = self.nodes[index].host
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"code {code}"
+        what = "the agent" if self.is_local(host) else "ssh"
         if index not in self.checked:
-            self._problem(f"host {host}: its agent could not start ({'ssh' if not self.is_local(host) else 'the agent'} "
-                          f"ended with {how}; see the messages above)")
+            self._problem(f"host {host}: its agent could not start ({what} ended with {how}; "
+                          "see the messages above)")
             self.checked.add(index)
             self._maybe_checked()
         elif self.started:
-            self.upstream.error(f"the agent of host {host} ended with {how} before the job did")
+            self._subtree_lost(index, f"the agent of host {host} is gone ({what} ended with "
+                                      f"{how}) before the job ended")
+
+    def _subtree_lost(self, index: int, why: str) -> None:
+        """A child agent is gone while its ranks ran: say so, and count every rank of its
+        subtree that has not reported its end as ended (code 1), so the job ends (its other
+        ranks are told to leave) instead of waiting for ranks nobody can hear from."""
+        if index in self.lost:
+            return
+        self.lost.add(index)
+        self.upstream.error(why)
+        for rank in self.nodes[index].subtree:
+            if rank not in self.ended:
+                self.ended.add(rank)
+                self.upstream.event(EV_ENDED, rank, 1, 0, 0)
+        link = next((c for c in self.agent.children if getattr(c, "index", None) == index), None)
+        if link is not None:
+            self.agent.children.remove(link)
+        proc = self.procs.get(index)
+        if proc is not None and proc.poll() is None:
+            stop_agent(proc, 1.0)
 
     # ---- running and ending --------------------------------------------------------------
     def deliver(self, seq: int, result: bytes) -> None:

@@ -1,0 +1,288 @@
+"""The ssh spawner across hosts: network-namespace hosts with their own sshd and host name
+(tests/netcluster.py), jobs launched from inside h1 over the udp conduit. The hosts share this
+machine's two cores, so ranks are told to give the core away while they wait
+(GASNET_WAIT_MODE=block): spinning ranks of different "hosts" would starve each other."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import BUILDS, Build, Result, built, job_env, wait_for_nothing_left
+from netcluster import Cluster, why_not_available
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = why_not_available()
+    if why:
+        pytest.skip(why)
+    hidden = [path / "udp" / "examples" for path in BUILDS.values()]
+    c = Cluster(tmp_path_factory.mktemp("cluster"), 16, hidden)
+    try:
+        c.up()
+    except (subprocess.CalledProcessError, RuntimeError) as err:
+        c.down()
+        detail = getattr(err, "stderr", b"") or b""
+        pytest.fail(f"cannot build the test hosts: {err} {detail.decode(errors='replace')}")
+    yield c
+    c.down()
+
+
+@pytest.fixture(scope="module")
+def udp_opt() -> Build:
+    return built("opt", "udp")
+
+
+def cluster_env(cluster: Cluster, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return job_env({"GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}",
+                    "GASNET_WAIT_MODE": "block", **(extra or {})})
+
+
+def launch(cluster: Cluster, build: Build, args: list[str], env: dict[str, str] | None = None,
+           timeout: float = 240) -> Result:
+    start = time.monotonic()
+    proc = subprocess.run(cluster.inside(1, [build.gasnetrun, *args]),
+                          env=cluster_env(cluster, env), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=Path(build.path).parent)
+    return Result(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
+
+
+def hosts_arg(cluster: Cluster, count: int) -> str:
+    return ",".join(cluster.hosts(count))
+
+
+ENV_LINE = re.compile(r"^env_test: rank (\d+) host (\S+) cwd (\S+) (\w+)=(.*)$", re.M)
+
+
+def env_lines(result: Result) -> list[tuple[int, str, str, str, str]]:
+    return [(int(m[1]), m[2], m[3], m[4], m[5]) for m in ENV_LINE.finditer(result.stdout)]
+
+
+def agents_left() -> list[str]:
+    """gasnetrun agents still running anywhere (all the fake hosts share one process table)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--agent" in argv and any(a.endswith(b"/gasnetrun") for a in argv):
+            found.append(cmdline.parent.name)
+    return found
+
+
+def wait_for_no_agents(seconds: float = 15.0) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while (left := agents_left()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def agent_on(host_index: int) -> int:
+    """The pid of the agent running in host h<host_index>'s network namespace."""
+    target = os.stat(f"/run/netns/gt_h{host_index}").st_ino
+    for pid in agents_left():
+        try:
+            if os.stat(f"/proc/{pid}/ns/net").st_ino == target:
+                return int(pid)
+        except OSError:
+            continue
+    raise AssertionError(f"no agent runs on h{host_index}")
+
+
+# ---- jobs that work ----------------------------------------------------------------------------
+def test_64_ranks_on_4_hosts(cluster, udp_opt):
+    """4 hosts x 16 ranks: block mapping, every rank on its host, and the AM, RMA and barrier
+    programs pass across hosts (PSHM inside a host, UDP between hosts)."""
+    hosts = hosts_arg(cluster, 4)
+    result = launch(cluster, udp_opt, ["-n", "64", "-H", hosts,
+                                       udp_opt.test_program("env_test"), "GASNET_WAIT_MODE"])
+    assert result.returncode == 0, result.describe()
+    lines = env_lines(result)
+    assert len(lines) == 64, result.describe()
+    for rank, host, _, _, value in lines:
+        assert host == f"h{rank // 16 + 1}", f"rank {rank} ran on {host}"
+        assert value == "block"
+    assert Counter(host for _, host, *_ in lines) == {f"h{i}": 16 for i in range(1, 5)}
+    for program, args in (("am_test", []), ("rma_test", []), ("barrier_test", ["100"])):
+        result = launch(cluster, udp_opt, ["-n", "64", "-H", hosts,
+                                           udp_opt.test_program(program), *args])
+        assert result.returncode == 0, f"{program}: {result.describe()}"
+        assert result.stdout.count(f"{program}: rank") == 64, f"{program}: {result.describe()}"
+
+
+def test_16_hosts_with_out_degree_2(cluster, udp_build):
+    """A tree of depth 4: agents start agents, and every rank still reports through it."""
+    program = udp_build.test_program("env_test")
+    result = launch(cluster, udp_build, ["-v", "-n", "16", "-H", hosts_arg(cluster, 16),
+                                         program, "GASNET_SSH_OUT_DEGREE"],
+                    env={"GASNET_SSH_OUT_DEGREE": "2"})
+    assert result.returncode == 0, result.describe()
+    assert "out-degree 2, depth 4" in result.stderr, result.stderr
+    lines = env_lines(result)
+    assert sorted((rank, host) for rank, host, *_ in lines) == \
+        [(r, f"h{r + 1}") for r in range(16)], result.describe()
+
+
+def test_environment_travels_except_the_deny_list(cluster, udp_opt):
+    """A variable set only in the caller reaches every rank on every host; a deny-listed one
+    (DISPLAY) stays off the other hosts; the ranks run in the caller's directory."""
+    result = launch(cluster, udp_opt,
+                    ["-n", "6", "-H", hosts_arg(cluster, 3), udp_opt.test_program("env_test"),
+                     "CALLER_ONLY_VAR", "DISPLAY"],
+                    env={"CALLER_ONLY_VAR": "a value with spaces 'and' quotes", "DISPLAY": ":7"})
+    assert result.returncode == 0, result.describe()
+    lines = env_lines(result)
+    assert len(lines) == 12, result.describe()
+    for rank, host, cwd, name, value in lines:
+        assert cwd == str(Path(udp_opt.path).parent), (rank, cwd)
+        if name == "CALLER_ONLY_VAR":
+            assert value == "a value with spaces 'and' quotes", (rank, host, value)
+        elif host != "h1":
+            assert value == "<unset>", f"DISPLAY reached rank {rank} on {host}"
+
+
+def test_env_only_restricts_what_travels(cluster, udp_opt):
+    result = launch(cluster, udp_opt,
+                    ["--env-only", "-E", "KEEP_ME", "-n", "2", "-H", hosts_arg(cluster, 2),
+                     udp_opt.test_program("env_test"), "KEEP_ME", "DROP_ME"],
+                    env={"KEEP_ME": "1", "DROP_ME": "1"})
+    assert result.returncode == 0, result.describe()
+    remote = {(name, value) for _, host, _, name, value in env_lines(result) if host == "h2"}
+    assert remote == {("KEEP_ME", "1"), ("DROP_ME", "<unset>")}, result.describe()
+
+
+@pytest.mark.parametrize("args,code", [
+    (["collective", "0"], 0),
+    (["one", "5", "7"], 7),
+    (["return"], 0),
+    (["signal", "3", str(int(signal.SIGKILL))], 128 + int(signal.SIGKILL)),
+])
+def test_exit_codes_across_hosts(cluster, udp_opt, args, code):
+    result = launch(cluster, udp_opt, ["-n", "8", "-H", hosts_arg(cluster, 4),
+                                       udp_opt.test_program("exit_test"), *args])
+    assert result.returncode == code, result.describe()
+    assert not wait_for_no_agents(), "agents outlived their job"
+
+
+# ---- jobs that must be refused before launch -------------------------------------------------
+@pytest.mark.parametrize("which,problem", [
+    ("unreachable", "could not start"),
+    ("keyless", "could not start"),
+    ("noprog", "hello_ring-seq"),
+])
+def test_bad_host_is_named_and_nothing_starts(cluster, udp_opt, which, problem):
+    bad = {"unreachable": cluster.unreachable, "keyless": cluster.keyless,
+           "noprog": cluster.noprog}[which]
+    hosts = f"{cluster.address(1)},{cluster.address(2)},{bad}"
+    result = launch(cluster, udp_opt, ["-n", "3", "-H", hosts,
+                                       udp_opt.program("examples", "hello_ring")], timeout=60)
+    assert result.returncode == 2, result.describe()
+    named = [line for line in result.stderr.splitlines() if bad in line]
+    assert named and any(problem in line for line in named), result.stderr
+    assert "hello from" not in result.stdout
+    assert result.seconds < 30, result.describe()
+    assert not wait_for_no_agents(), "agents outlived the refused job"
+
+
+# ---- interruptions and failures ---------------------------------------------------------------
+def start_job(cluster: Cluster, build: Build, args: list[str],
+              env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(cluster.inside(1, [build.gasnetrun, *args]),
+                            env=cluster_env(cluster, env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+
+
+def running_ranks(program: str) -> int:
+    """Processes whose argv[0] is `program` (the launcher's own command line names it too)."""
+    found = 0
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            found += cmdline.read_bytes().split(b"\0")[0] == program.encode()
+        except OSError:
+            continue
+    return found
+
+
+def wait_for_ranks(program: str, count: int, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while running_ranks(program) < count:
+        assert time.monotonic() < deadline, f"{count} ranks did not start"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_during_startup(cluster, udp_opt):
+    job = start_job(cluster, udp_opt, ["-n", "8", "-H", hosts_arg(cluster, 4),
+                                       udp_opt.test_program("exit_test"), "hang"])
+    time.sleep(0.4)  # ssh connections are being made
+    job.send_signal(signal.SIGINT)
+    out, err = job.communicate(timeout=60)
+    assert job.returncode == 128 + signal.SIGINT, err
+    assert not wait_for_no_agents(), "agents outlived an interrupted start-up"
+
+
+def test_ctrl_c_reaches_every_host(cluster, udp_opt):
+    job = start_job(cluster, udp_opt, ["-n", "8", "-H", hosts_arg(cluster, 4),
+                                       udp_opt.test_program("exit_test"), "hang"])
+    wait_for_ranks(udp_opt.test_program("exit_test"), 8)
+    job.send_signal(signal.SIGINT)
+    out, err = job.communicate(timeout=60)
+    assert job.returncode == 128 + signal.SIGINT, err
+    assert not wait_for_no_agents()
+
+
+def test_a_vanished_host_ends_the_job_naming_it(cluster, udp_opt):
+    job = start_job(cluster, udp_opt, ["-n", "6", "-H", hosts_arg(cluster, 3),
+                                       udp_opt.test_program("exit_test"), "hang"],
+                    env={"GASNET_EXITTIMEOUT": "3"})
+    wait_for_ranks(udp_opt.test_program("exit_test"), 6)
+    os.kill(agent_on(3), signal.SIGKILL)
+    out, err = job.communicate(timeout=60)
+    assert job.returncode != 0, err
+    assert cluster.address(3) in err, err
+    assert not wait_for_no_agents()
+
+
+def test_kill_9_of_the_launcher_leaves_nothing_on_any_host(cluster, udp_opt):
+    job = start_job(cluster, udp_opt, ["-n", "8", "-H", hosts_arg(cluster, 4),
+                                       udp_opt.test_program("exit_test"), "hang"])
+    wait_for_ranks(udp_opt.test_program("exit_test"), 8)
+    job.kill()
+    job.communicate(timeout=30)
+    assert not wait_for_no_agents(20), "agents outlived kill -9 of gasnetrun"
+    procs, shm = wait_for_nothing_left(20)
+    assert not procs and not shm, (procs, shm)
+
+
+# ---- the start-up benchmark ---------------------------------------------------------------------
+BENCH = Path(__file__).resolve().parent / "perf" / "launch_bench.py"
+
+
+def test_launch_bench_reports_records(cluster, udp_opt):
+    """The benchmark builds its own hosts (apart from this module's) and reports records."""
+    import json
+    proc = subprocess.run(["/usr/bin/python3", str(BENCH), "--json", "--repeats", "1",
+                           "--only", "gasnetrun_4x4"], capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(r["bench"], r["ranks"], r["hosts"], r["n"]) for r in records] == \
+        [("gasnetrun_4x4", 16, 4, 1)], proc.stdout
+    assert records[0]["median"] > 0
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert "gb_" not in listed, "the benchmark left its hosts behind"
+
+
+@pytest.mark.parametrize("args", [["--only", "nonesuch"], ["--repeats", "0"]])
+def test_launch_bench_usage_errors(args):
+    proc = subprocess.run(["/usr/bin/python3", str(BENCH), *args], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and "launch_bench.py:" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
