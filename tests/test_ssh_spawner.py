@@ -211,11 +211,22 @@ def running_ranks(program: str) -> int:
     return found
 
 
-def wait_for_ranks(program: str, count: int, seconds: float = 60) -> None:
+def wait_for_ready(job: subprocess.Popen, count: int, seconds: float = 60) -> None:
+    """Until `count` ranks of exit_test said "ready" (attached: their shared-memory objects
+    are unlinked, so a rank killed from now on leaves none behind). Reads the pipe's raw
+    bytes: a buffered reader could hold lines where select cannot see them."""
+    import select
+    assert job.stdout is not None
+    fd = job.stdout.fileno()
     deadline = time.monotonic() + seconds
-    while running_ranks(program) < count:
-        assert time.monotonic() < deadline, f"{count} ranks did not start"
-        time.sleep(0.05)
+    text = b""
+    while text.count(b"ready rank") < count:
+        left = deadline - time.monotonic()
+        assert left > 0, f"only {text.count(b'ready rank')} of {count} ranks became ready"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the job ended before {count} ranks were ready: {text!r}"
+            text += chunk
 
 
 def test_ctrl_c_during_startup(cluster, udp_opt):
@@ -231,7 +242,7 @@ def test_ctrl_c_during_startup(cluster, udp_opt):
 def test_ctrl_c_reaches_every_host(cluster, udp_opt):
     job = start_job(cluster, udp_opt, ["-n", "8", "-H", hosts_arg(cluster, 4),
                                        udp_opt.test_program("exit_test"), "hang"])
-    wait_for_ranks(udp_opt.test_program("exit_test"), 8)
+    wait_for_ready(job, 8)
     job.send_signal(signal.SIGINT)
     out, err = job.communicate(timeout=60)
     assert job.returncode == 128 + signal.SIGINT, err
@@ -242,7 +253,7 @@ def test_a_vanished_host_ends_the_job_naming_it(cluster, udp_opt):
     job = start_job(cluster, udp_opt, ["-n", "6", "-H", hosts_arg(cluster, 3),
                                        udp_opt.test_program("exit_test"), "hang"],
                     env={"GASNET_EXITTIMEOUT": "3"})
-    wait_for_ranks(udp_opt.test_program("exit_test"), 6)
+    wait_for_ready(job, 6)
     os.kill(agent_on(3), signal.SIGKILL)
     out, err = job.communicate(timeout=60)
     assert job.returncode != 0, err
@@ -250,10 +261,32 @@ def test_a_vanished_host_ends_the_job_naming_it(cluster, udp_opt):
     assert not wait_for_no_agents()
 
 
+def test_a_frozen_agent_is_given_up_within_the_exit_timeout(cluster, udp_opt):
+    """An agent that stops answering (SIGSTOP: its TCP link and ssh stay open) ends the job
+    within GASNET_EXITTIMEOUT, naming its host; once it thaws, it finds its parent gone and
+    ends its ranks, so nothing is left."""
+    job = start_job(cluster, udp_opt, ["-n", "6", "-H", hosts_arg(cluster, 3),
+                                       udp_opt.test_program("exit_test"), "hang"],
+                    env={"GASNET_EXITTIMEOUT": "3"})
+    wait_for_ready(job, 6)
+    frozen = agent_on(3)
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        out, err = job.communicate(timeout=60)
+        took = time.monotonic() - start
+    finally:
+        os.kill(frozen, signal.SIGCONT)
+    assert job.returncode != 0, err
+    assert f"the agent of host {cluster.address(3)} stopped answering" in err, err
+    assert took < 3 + 10, f"the job took {took:.1f} s to give up a frozen host"
+    assert not wait_for_no_agents()
+
+
 def test_kill_9_of_the_launcher_leaves_nothing_on_any_host(cluster, udp_opt):
     job = start_job(cluster, udp_opt, ["-n", "8", "-H", hosts_arg(cluster, 4),
                                        udp_opt.test_program("exit_test"), "hang"])
-    wait_for_ranks(udp_opt.test_program("exit_test"), 8)
+    wait_for_ready(job, 8)
     job.kill()
     job.communicate(timeout=30)
     assert not wait_for_no_agents(20), "agents outlived kill -9 of gasnetrun"

@@ -97,8 +97,10 @@ class SshSpawner:
                 host_env=not local, children=node.children)
         log = (lambda m: print(f"gasnetrun: {m}", file=sys.stderr, flush=True)) \
             if plan.verbose else None
+        silence_limit = job.policy.timeout
         root = TreeNode(job.loop, nodes, 0, lambda n: specs[n.index], job, ssh, is_this_host,
-                        sink=job.sink, log=log, on_checked=lambda problems: checked(problems))
+                        sink=job.sink, log=log, on_checked=lambda problems: checked(problems),
+                        silence_limit=silence_limit)
         job.deliver = root.deliver
 
         def checked(problems: list[str]) -> None:
@@ -120,7 +122,7 @@ class SshSpawner:
             root.stdin(data)
 
         root.start(job.cookie, lambda n, port: instructions(
-            nodes, specs, n, job.cookie, ssh, local_address_towards(n.host), port))
+            nodes, specs, n, job.cookie, ssh, local_address_towards(n.host), port, silence_limit))
         return root
 
 

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from ..loop import Loop
 from .agent import AgentSpec
 from .node import TreeNode
-from .protocol import T_GO, T_RESULT, T_SHUTDOWN, T_SIGNAL, T_STDIN
+from .protocol import HEARTBEAT, T_GO, T_HEARTBEAT, T_RESULT, T_SHUTDOWN, T_SIGNAL, T_STDIN
 from .ranks import SpawnError
 from .starter import SshSettings, read_instructions
 from .topology import AgentNode
@@ -70,8 +70,10 @@ def subtree_of(nodes: list[AgentNode], index: int) -> list[int]:
 
 
 def instructions(nodes: list[AgentNode], specs: dict[int, AgentSpec], node: AgentNode,
-                 cookie: str, ssh: SshSettings, parent_host: str, parent_port: int) -> dict:
+                 cookie: str, ssh: SshSettings, parent_host: str, parent_port: int,
+                 silence_limit: float) -> dict:
     return {"cookie": cookie, "parent": [parent_host, parent_port], "index": node.index,
+            "silence_limit": silence_limit,
             "nodes": [asdict(n) for n in nodes],
             "specs": {str(i): asdict(specs[i]) for i in subtree_of(nodes, node.index)},
             "ssh": ssh.to_json()}
@@ -98,8 +100,10 @@ def main() -> int:
         print(f"gasnetrun agent on {here}: cannot join its parent at {host}:{port}: {err}",
               file=sys.stderr)
         return 1
+    silence_limit = float(instr["silence_limit"])
     node = TreeNode(loop, nodes, index, lambda n: specs[n.index], parent, ssh, is_this_host,
-                    log=lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr))
+                    log=lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr),
+                    silence_limit=silence_limit)
     node.send_up = parent.send
     state = {"shutdown": False, "lost": False}
 
@@ -129,11 +133,21 @@ def main() -> int:
         if not data:
             state["lost"] = True
 
+    def beat() -> None:
+        """Tells the parent this agent is alive (a frozen one stops, and is given up)."""
+        try:
+            parent.send(T_HEARTBEAT, b"")
+        except ConnectionError:
+            state["lost"] = True
+            return
+        loop.call_later(HEARTBEAT, beat)
+
     loop.add_reader(parent.sock.fileno(), on_parent)
     loop.add_reader(0, on_stdin)
     try:
         node.start(cookie, lambda n, port: instructions(
-            nodes, specs, n, cookie, ssh, local_address_towards(n.host), port))
+            nodes, specs, n, cookie, ssh, local_address_towards(n.host), port, silence_limit))
+        loop.call_later(HEARTBEAT, beat)
         loop.run_until(lambda: state["lost"] or (state["shutdown"] and not node.agent.running))
     except SpawnError as err:
         try:

@@ -18,7 +18,8 @@ from ..loop import Loop
 from ..resources import HostMemory, ensure_descriptors, descriptors_needed, shared_memory_need
 from .agent import Agent, AgentSpec, Upstream
 from .output import Sink
-from .protocol import EVENT, EV_ENDED, T_EVENT, T_GO, T_PROBLEM, T_READY, T_STDIN
+from .protocol import (EVENT, EV_ENDED, HEARTBEAT, T_EVENT, T_GO, T_HEARTBEAT, T_PROBLEM,
+                       T_READY, T_STDIN)
 from .ranks import SpawnError
 from .starter import SshSettings, start_agent, stop_agent
 from .topology import AgentNode
@@ -50,7 +51,8 @@ class TreeNode:
                  make_spec: Callable[[AgentNode], AgentSpec], upstream: Upstream,
                  ssh: SshSettings, is_local: Callable[[str], bool],
                  sink: Sink | None = None, log: Callable[[str], None] | None = None,
-                 on_checked: Callable[[list[str]], None] | None = None) -> None:
+                 on_checked: Callable[[list[str]], None] | None = None,
+                 silence_limit: float = 60.0) -> None:
         self.loop = loop
         self.nodes = nodes
         self.me = nodes[me]
@@ -77,6 +79,11 @@ class TreeNode:
         self.stdin_buffer: list[bytes] = []
         self.ended: set[int] = set()      # ranks below this node that reported their end
         self.lost: set[int] = set()       # child agents given up for lost
+        # A child silent this long (no frame, not even a heartbeat) has frozen or its host
+        # has gone: the job's exit timeout, so a lost host ends the job within it.
+        self.silence_limit = silence_limit
+        self.last_heard: dict[int, float] = {}
+        self._watch_timer: int | None = None
 
     # ---- phase 1: start the children, check this host --------------------------------------
     def start(self, cookie: str, instructions_for: Callable[[AgentNode, int], dict]) -> None:
@@ -100,6 +107,7 @@ class TreeNode:
                 pidfd = os.pidfd_open(proc.pid)
                 self.loop.add_reader(pidfd, partial(self._agent_ended, c, pidfd))
             self._deadline = self.loop.call_later(START_DEADLINE, self._start_deadline)
+            self._watch_timer = self.loop.call_later(HEARTBEAT, self._watch)
         for problem in check_host(self.spec, self.me.host):
             self._problem(problem)
         self.own_checked = True
@@ -155,11 +163,15 @@ class TreeNode:
     # ---- children ----------------------------------------------------------------------------
     def _joined(self, link: ChildLink) -> None:
         self.joined.add(link.index)
+        self.last_heard[link.index] = time.monotonic()
         self.agent.children.append(link)
         if self.last_signal is not None:  # the job ended before it joined
             link.send_signal(self.last_signal)
 
     def _frame(self, link: ChildLink, kind: int, payload: bytes) -> None:
+        self.last_heard[link.index] = time.monotonic()
+        if kind == T_HEARTBEAT:
+            return
         if kind == T_PROBLEM:
             self._problem(payload.decode(errors="replace"))
         elif kind == T_READY:
@@ -202,6 +214,24 @@ class TreeNode:
             self._subtree_lost(index, f"the agent of host {host} is gone ({what} ended with "
                                       f"{how}) before the job ended")
 
+    def _watch(self) -> None:
+        """Gives up on child agents that have been silent for the silence limit (start-up has
+        its own deadline; after the job, silence does not matter)."""
+        self._watch_timer = None
+        if self.finished:
+            return
+        if self.started:
+            now = time.monotonic()
+            for link in list(self.agent.children):
+                index = getattr(link, "index", None)
+                if index is None or index in self.lost:
+                    continue
+                silent = now - self.last_heard.get(index, now)
+                if silent > self.silence_limit:
+                    self._subtree_lost(index, f"the agent of host {self.nodes[index].host} "
+                                              f"stopped answering (nothing for {silent:.0f} s)")
+        self._watch_timer = self.loop.call_later(HEARTBEAT, self._watch)
+
     def _subtree_lost(self, index: int, why: str) -> None:
         """A child agent is gone while its ranks ran: say so, and count every rank of its
         subtree that has not reported its end as ended (code 1), so the job ends (its other
@@ -231,11 +261,17 @@ class TreeNode:
 
     def close(self) -> list[str]:
         self.finished = True
+        if self._watch_timer is not None:
+            self.loop.cancel(self._watch_timer)
+            self._watch_timer = None
         for link in list(self.agent.children):
             link.shutdown()
         deadline = time.monotonic() + 5.0
-        for proc in self.procs.values():
-            stop_agent(proc, max(0.1, deadline - time.monotonic()))
+        for index, proc in self.procs.items():
+            # An agent that joined gets time to end its ranks and leave; one that never
+            # joined runs nothing yet, and its ssh may still be connecting: stop it now.
+            grace = deadline - time.monotonic() if index in self.joined else 0.0
+            stop_agent(proc, max(0.05, grace))
         if self.listener:
             self.listener.close()
         return self.agent.close()
