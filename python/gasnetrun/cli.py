@@ -281,7 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     plan = Plan(nranks=args.nranks, program=program, args=args.args, env=env, exported=exported,
                 hosts=shares, jobid=new_jobid(), verbose=args.verbose, keep=args.keep,
                 tag_output=args.tag_output, env_only=args.env_only, notes=notes)
-    plan.notes += spawner.plan_notes(plan)
+    try:
+        plan.notes += spawner.plan_notes(plan)
+    except ValueError as err:  # the spawner's own settings (e.g. a malformed PMIRUN_CMD)
+        return usage_error(parser, str(err))
     ident = read_ident(program)
     try:
         check_program(ident, plan, spawner)
