@@ -290,6 +290,11 @@ def test_amdissem_barrier(variant_build, nranks):
     assert result.stdout.count("barrier_test: rank") == nranks
 
 
+# What process managers and MPI launchers set for their ranks, which the pmi and mpi spawners
+# read to learn that such a launcher started them.
+LAUNCHER_VARIABLES = ('"PMIX_', '"PMI_', '"OMPI_COMM_WORLD_')
+
+
 def test_no_gasnet_variable_is_read_outside_the_knob_table(native):
     """A scan of the C sources: getenv() on GASNET_* names only in csrc/core/knobs.c, and every
     GASNET_* name the runtime asks the table for is declared in it."""
@@ -304,7 +309,8 @@ def test_no_gasnet_variable_is_read_outside_the_knob_table(native):
                 continue
             if arg.startswith('"GASNETRUN_') or (rel == "csrc/core/errors.c" and arg == "name"):
                 continue  # the launcher's private channel; gasnet_getenv for the client
-            if arg.startswith('"PMIX_') and rel.startswith("spawners/pmi/"):
+            if arg.startswith(LAUNCHER_VARIABLES) and rel.startswith(("spawners/pmi/",
+                                                                      "spawners/mpi/")):
                 continue  # the process manager's variables (not knobs: it sets them)
             offenders.append(f"{rel}: getenv({arg})")
         for name in re.findall(r"gasneti_knob_\w+\(\s*\"(GASNET_\w+)\"", text):

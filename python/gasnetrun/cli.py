@@ -280,7 +280,10 @@ def main(argv: list[str] | None = None) -> int:
         notes.insert(0, f"hosts from {found_hosts[1]}: {describe(found_hosts[0])}")
     plan = Plan(nranks=args.nranks, program=program, args=args.args, env=env, exported=exported,
                 hosts=shares, jobid=new_jobid(), verbose=args.verbose, keep=args.keep,
-                tag_output=args.tag_output, env_only=args.env_only, notes=notes)
+                tag_output=args.tag_output, env_only=args.env_only, notes=notes,
+                placed=bool(args.hosts or args.hostfile or args.nodes or args.ppn
+                            or args.map_by == "cyclic"),
+                cyclic=args.map_by == "cyclic")
     try:
         plan.notes += spawner.plan_notes(plan)
     except ValueError as err:  # the spawner's own settings (e.g. a malformed PMIRUN_CMD)

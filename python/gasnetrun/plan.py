@@ -25,6 +25,8 @@ class Plan:
     keep: bool = False
     tag_output: bool = False
     env_only: bool = False        # remote ranks get only the -E names (and GASNET_* knobs)
+    placed: bool = False          # the user placed ranks (-H, --hostfile, -N, --ppn, --map-by)
+    cyclic: bool = False          # --map-by cyclic
     notes: list[str] = field(default_factory=list)  # what -v says about how the plan was made
 
     @property

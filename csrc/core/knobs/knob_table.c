@@ -45,6 +45,10 @@ static const gasneti_knob_t table[] = {
      "Rank 0 prints every knob it read, its value, and whether it was the default.", NOT_TUNED},
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
      "How gasnetrun starts ranks when -spawner is not given.", NOT_TUNED},
+    {"GASNET_MPI_THREAD", GASNETI_KNOB_ENUM, "SINGLE", 0, 0,
+     "SINGLE|FUNNELED|SERIALIZED|MULTIPLE", "", R, "all",
+     "Thread level the mpi spawner asks of MPI_Init_thread (raise it when the client uses MPI "
+     "from several threads itself); the job fails if MPI offers less.", NOT_TUNED},
     {"GASNET_SSH_SERVERS", GASNETI_KNOB_LIST, "", 0, 0, NULL, "", J, "all",
      "Hosts the ssh spawner may start ranks on, comma-separated (e.g. node1,node2).", NOT_TUNED},
     {"GASNET_SSH_CMD", GASNETI_KNOB_STRING, "ssh", 0, 0, NULL, "", J, "all",

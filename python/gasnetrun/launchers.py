@@ -1,0 +1,239 @@
+"""Running a job through a site's own launcher (srun, Open MPI's mpirun, MPICH's mpiexec):
+the command template with GASNet's placeholders, which launcher it is (asked of the launcher
+itself), the options that give it our placement, environment and exit semantics, and the
+launcher's process as a RunningJob. The pmi and mpi spawners share this.
+
+Placeholders, as GASNet's: %N ranks, %P the program, %A its arguments, %C = %P %A, %M the
+number of hosts, %H the hosts as host:ranks,..."""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from gasnetrun.agent.ranks import SpawnError
+from gasnetrun.job import Job, RunningJob
+from gasnetrun.plan import Plan
+
+
+class TemplateError(ValueError):
+    pass
+
+
+# Variables of the caller's own session or of a launcher that started gasnetrun: never handed
+# on by name (the launcher sets its own for each rank).
+SESSION = {"SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY",
+           "DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "HOSTNAME", "HOST", "PWD", "OLDPWD",
+           "SHLVL", "_", "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "DBUS_SESSION_BUS_ADDRESS",
+           "TMUX", "TMUX_PANE", "STY", "WINDOWID", "TERM_SESSION_ID", "KRB5CCNAME", "MAIL",
+           "LOGNAME", "USER", "HOME", "SHELL", "PS1", "PROMPT_COMMAND"}
+LAUNCHER_PREFIXES = ("OMPI_", "PMIX_", "PMI_", "PRTE_", "HYDRA_", "MPIR_", "SLURM_",
+                     "SRUN_", "GASNETRUN_")
+
+
+def expand(template: str, plan: Plan, variable: str) -> list[str]:
+    """The template's words with the placeholders filled in (%A and %C give one word per
+    argument, so arguments with spaces survive)."""
+    try:
+        words = shlex.split(template)
+    except ValueError as err:
+        raise TemplateError(f"{variable}='{template}' is not a valid command line ({err})")
+    if not any("%N" in w for w in words) or not any(w in ("%C", "%P") or "%P" in w
+                                                      for w in words):
+        raise TemplateError(f"{variable}='{template}' must contain %N (the number of ranks) "
+                            "and %C (or %P and %A: the program and its arguments)")
+    out: list[str] = []
+    for word in words:
+        if word == "%C":
+            out += plan.argv
+        elif word == "%A":
+            out += plan.args
+        else:
+            out.append(word.replace("%N", str(plan.nranks)).replace("%P", plan.program)
+                       .replace("%M", str(len(plan.hosts))).replace("%H", host_counts(plan)))
+    return out
+
+
+def host_counts(plan: Plan) -> str:
+    return ",".join(f"{h.name}:{len(h.ranks)}" for h in plan.hosts)
+
+
+def handed_on(plan: Plan) -> list[str]:
+    """The names every rank must get from the launcher: with --env-only the -E names and the
+    knobs, else everything but the caller's session and launchers' own variables."""
+    if plan.env_only:
+        names = {k for k in plan.env if k in plan.exported or k.startswith("GASNET_")}
+    else:
+        names = {k for k in plan.env
+                 if k in plan.exported or (k not in SESSION and not k.startswith(LAUNCHER_PREFIXES))}
+    return sorted(names)
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """One launcher family and the options that make it run a job our way."""
+    name: str          # openmpi, hydra, slurm
+    description: str   # what -v prints
+
+    def environment(self, plan: Plan, names: list[str]) -> list[str]:
+        if self.name == "openmpi":  # remote ranks get only what -x names
+            return [arg for n in names for arg in ("-x", n)]
+        if self.name == "hydra":
+            return ["-genvlist", ",".join(names)] if names else ["-genvnone"]
+        # srun hands on its whole environment by default; --env-only narrows it to the names.
+        return [f"--export={','.join(names) or 'NONE'}" if plan.env_only else "--export=ALL"]
+
+    def placement(self, plan: Plan, cyclic: bool) -> list[str]:
+        """Hosts and ranks per host, as the plan has them (when the user gave any)."""
+        names = ",".join(h.name for h in plan.hosts)
+        counts = {len(h.ranks) for h in plan.hosts}
+        if self.name == "openmpi":
+            return ["--host", host_counts(plan)] + (["--map-by", "node"] if cyclic else [])
+        if self.name == "hydra":  # -ppn 1 over the hosts deals ranks out one at a time
+            return ["-hosts", names, "-ppn", "1"] if cyclic else ["-hosts", host_counts(plan)]
+        args = ["-N", str(len(plan.hosts)), "-w", names]
+        if len(counts) == 1:
+            args.append(f"--ntasks-per-node={counts.pop()}")
+        return args + (["--distribution=cyclic"] if cyclic else [])
+
+    def semantics(self) -> list[str]:
+        # srun leaves the other ranks running when one fails unless told to end them: ours end.
+        return ["--kill-on-bad-exit=1"] if self.name == "slurm" else []
+
+
+FLAVOURS = {"openmpi": Flavour("openmpi", "Open MPI"), "hydra": Flavour("hydra", "MPICH Hydra"),
+            "slurm": Flavour("slurm", "Slurm srun")}
+# What each launcher's --version says first about itself.
+SIGNATURES = [(re.compile(r"\(Open MPI\)|Open RTE|OpenRTE", re.I), "openmpi"),
+              (re.compile(r"HYDRA", re.I), "hydra"),
+              (re.compile(r"^slurm\b", re.I | re.M), "slurm")]
+
+
+@functools.lru_cache(maxsize=8)
+def detect(program: str) -> Flavour | None:
+    """Which launcher this is, from its own --version (never from its name: mpirun is Open
+    MPI's on one system and MPICH's on another)."""
+    path = shutil.which(program)
+    if not path:
+        return None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = out.stdout + out.stderr
+    for pattern, name in SIGNATURES:
+        if pattern.search(text):
+            return FLAVOURS[name]
+    return None
+
+
+@dataclass
+class LaunchCommand:
+    argv: list[str]
+    flavour: Flavour | None
+
+    def shown(self) -> str:
+        return shlex.join(self.argv)
+
+
+def launch_command(plan: Plan, template: str, variable: str, placed: bool,
+                   cyclic: bool, extra_names: list[str] = []) -> LaunchCommand:
+    """The template expanded, with the detected launcher's options for the environment, the
+    exit semantics and (when the user placed ranks: -H, -N, --ppn...) the placement added
+    right after the launcher's name; options the template already gives are left to it."""
+    argv = expand(template, plan, variable)
+    flavour = detect(argv[0])
+    if flavour is None:
+        return LaunchCommand(argv, None)
+    given = set(argv[1:])
+    options: list[str] = []
+    if not given & {"-x", "-genvlist", "-genvall", "-genvnone", "-envlist"} and \
+            not any(w.startswith("--export") for w in given):
+        options += flavour.environment(plan, sorted(set(handed_on(plan)) | set(extra_names)))
+    if not any(w.startswith(("--kill-on-bad-exit", "-K")) for w in given):
+        options += flavour.semantics()
+    if placed and "%H" not in template and not given & {"--host", "-H", "-hosts", "-w",
+                                                         "--nodelist", "-N", "--nodes"}:
+        options += flavour.placement(plan, cyclic)
+    return LaunchCommand(argv[:1] + options + argv[1:], flavour)
+
+
+_PRCTL: Callable[..., int]
+
+
+class LauncherRun:
+    """The launcher's process, as a RunningJob: its end is the job's end. Output passes
+    straight through; signals are forwarded."""
+
+    def __init__(self, job: Job, argv: list[str], env: Mapping[str, str]) -> None:
+        self.job = job
+        global _PRCTL
+        _PRCTL = _prctl()  # resolved here: the forked child must not import anything
+        try:
+            # Its own session: a terminal's Ctrl-C reaches it once, through gasnetrun.
+            self.proc = subprocess.Popen(argv, env=dict(env), start_new_session=True,
+                                         preexec_fn=_terminate_with_parent)
+        except OSError as err:
+            raise SpawnError(f"cannot run {argv[0]}: {err.strerror}") from err
+        self.pidfd = os.pidfd_open(self.proc.pid)
+        job.loop.add_reader(self.pidfd, self._ended)
+        job.started = True
+        self.terminated = False
+        self.interrupted = 0  # the first SIGINT/SIGTERM/SIGHUP forwarded to the launcher
+
+    def _ended(self) -> None:
+        self.job.loop.remove_reader(self.pidfd)
+        os.close(self.pidfd)
+        code = self.proc.wait()
+        code = 128 - code if code < 0 else code
+        # Interrupted: the job's code says by what (as under the other spawners), whatever
+        # code the launcher chose for itself.
+        self.job.end_code = 128 + self.interrupted if self.interrupted and code else code
+
+    def signal(self, signum: int) -> None:
+        if signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) and not self.interrupted:
+            self.interrupted = signum
+        # The launcher ends its ranks when terminated; only a second request kills it outright.
+        if signum == signal.SIGKILL and not self.terminated:
+            self.terminated = True
+            signum = signal.SIGTERM
+        try:
+            os.kill(self.proc.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def close(self) -> list[str]:
+        if self.proc.poll() is None:
+            self.signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        return []
+
+
+@functools.lru_cache(maxsize=1)
+def _prctl() -> Callable[..., int]:
+    import ctypes
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+def _terminate_with_parent() -> None:
+    """Runs in the child between fork and exec: only the call, everything resolved before."""
+    PR_SET_PDEATHSIG = 1
+    _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def started(job: Job, command: LaunchCommand, plan: Plan, drop: tuple[str, ...],
+            add: Mapping[str, str] = {}) -> RunningJob:
+    env = {k: v for k, v in plan.env.items() if k not in drop}
+    env.update(add)
+    return LauncherRun(job, command.argv, env)
