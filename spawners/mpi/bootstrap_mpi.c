@@ -76,6 +76,15 @@ static void mpi_exchange(const void *mine, size_t len, void *all) {
 
 static void mpi_barrier(void) { check(mpi.barrier(), "MPI_Barrier"); }
 
+/* Hydra drops the output its proxies have not yet forwarded when a rank aborts: the rank's
+ * last words are handed over first (as in spawners/pmi/pmi_kvs.c). Error paths only. */
+static void mpich_abort(int code) {
+  fflush(NULL);
+  struct timespec pause = {0, 200 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  mpi.abort(code);
+}
+
 /* As under the pmi spawner: a clean exit finalizes; an error exit does not, which Open MPI's
  * launcher takes as an abnormal end, ending the others with this rank's code. MPICH's Hydra
  * would report the signal it killed the others with, so there the rank aborts with the code. */
@@ -85,11 +94,15 @@ static void mpi_leaving(int code, int ends_job) {
   if (code == 0)
     mpi.finalize();
   else if (ends_job && !strcmp(flavour, "mpich"))
-    mpi.abort(code);
+    mpich_abort(code);
 }
 
 static void mpi_abort(int code) {
-  if (!finalized) mpi.abort(code);
+  if (finalized) return;
+  if (!strcmp(flavour, "mpich"))
+    mpich_abort(code);
+  else
+    mpi.abort(code);
 }
 
 /* Keeps MPI's own traffic on TCP and shared memory: the fast network is the conduit's. A

@@ -3,6 +3,7 @@
  * enough for the protocol's value limit, fences, and reads every rank's parts back. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "pmi_kvs.h"
 
@@ -76,6 +77,15 @@ static void kvs_exchange(const void *mine, size_t len, void *all) {
 
 static void kvs_barrier(void) { kvs->fence(); }
 
+/* Hydra drops the output its proxies have not yet forwarded when a rank aborts: the rank's
+ * last words (a usage message, a fatal error) are handed over first. Error paths only. */
+static void hand_over_output_then_abort(int code) {
+  fflush(NULL);
+  struct timespec pause = {0, 200 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  kvs->abort(code);
+}
+
 /* A rank leaving with 0 says goodbye; one leaving with an error does not, which the process
  * manager takes as an abnormal end: it ends the others and reports this code (srun with
  * --kill-on-bad-exit, which gasnetrun gives it). Hydra instead reports the signal it killed
@@ -86,11 +96,15 @@ static void kvs_leaving(int code, int ends_job) {
   if (code == 0)
     kvs->finalize();
   else if (ends_job && kvs->abort_on_error_exit)
-    kvs->abort(code);
+    hand_over_output_then_abort(code);
 }
 
 static void kvs_abort(int code) {
-  if (!finalized) kvs->abort(code);
+  if (finalized) return;
+  if (kvs->abort_on_error_exit)
+    hand_over_output_then_abort(code);
+  else
+    kvs->abort(code);
 }
 
 void gasneti_pmi_kvs_bootstrap(const gasneti_pmi_kvs_t *k, gasneti_bootstrap_t *boot) {
