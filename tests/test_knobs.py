@@ -165,7 +165,7 @@ def test_typo_gets_did_you_mean_and_the_job_never_starts(opt_build, tmp_path):
 @pytest.mark.parametrize("name,warning", [
     ("GASNET_DUMMY", "GASNET_DUMMY (from environment) is not a GASNet knob; passed to the ranks "
                      "unchanged"),
-    ("GASNET_BACKTRACE", "GASNET_BACKTRACE (from environment) is a GASNet variable this "
+    ("GASNET_TRACEMASK", "GASNET_TRACEMASK (from environment) is a GASNet variable this "
                          "implementation does not read; it has no effect"),
 ])
 def test_unknown_names_that_are_not_typos_reach_the_ranks_with_a_warning(opt_build, tmp_path,

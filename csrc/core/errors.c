@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "exit/diagnose.h"
 #include "gasnet_internal.h"
 
 static const struct {
@@ -48,6 +49,7 @@ void gasneti_fatalerror(const char *fmt, ...) {
   va_start(ap, fmt);
   vreport("error", fmt, ap);
   va_end(ap);
+  gasneti_diagnose_fatal(NULL); /* GASNET_BACKTRACE, GASNET_FREEZE_ON_ERROR */
   gasneti_exit_job(1, true);
 }
 

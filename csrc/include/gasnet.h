@@ -105,6 +105,8 @@ int gasnet_init(int *argc, char ***argv);
 int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsize,
                   uintptr_t minheapoffset);
 void gasnet_exit(int exitcode) __attribute__((noreturn));
+/* GASNET_FREEZE*: a frozen rank waits until a debugger sets this to 0. */
+extern volatile int gasnet_frozen;
 uintptr_t gasnet_getMaxLocalSegmentSize(void);
 uintptr_t gasnet_getMaxGlobalSegmentSize(void);
 

@@ -18,6 +18,8 @@ from .plan import Plan
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PASSED_ON = (signal.SIGUSR1, signal.SIGUSR2)  # the application's own signals
+# A rank that dies of one of these crashed (GASNET_BACKTRACE shows where).
+FATAL_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
 
 
 def say(message: str) -> None:
@@ -90,6 +92,8 @@ class Job:
             how = self.policy.ended(rank, code, flag, now)
             if self.plan.verbose:
                 self._report_end(rank, pid, code, flag, how)
+            elif flag in FATAL_SIGNALS and how == _native.ExitPolicy.ENDED_JOB:
+                self._report_crash(rank, pid, flag)
         self._act()
 
     def output(self, rank: int, stream: int, data: bytes) -> None:
@@ -118,6 +122,13 @@ class Job:
             say(f"{where} finished (code 0)")
         else:
             say(f"{where} ended with {what}")
+
+    def _report_crash(self, rank: int, pid: int, sig: int) -> None:
+        """A crash is worth a line even without -v, with the way to see where it happened."""
+        hint = "" if self.plan.env.get("GASNET_BACKTRACE", "").strip() not in ("", "0") else \
+            " (run with GASNET_BACKTRACE=1 for its backtrace)"
+        say(f"rank {rank} (pid {pid}, host {self.plan.host_of(rank)}) ended with signal "
+            f"{signal.Signals(sig).name}{hint}")
 
     def _act(self) -> None:
         now = time.monotonic()

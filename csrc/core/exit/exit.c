@@ -11,6 +11,7 @@
 #include "../gasnet_internal.h"
 #include "../knobs.h"
 #include "../pshm/pshm.h"
+#include "exit_internal.h"
 
 static atomic_int exiting;
 static GASNETI_TLS int this_thread_exiting;
@@ -25,6 +26,15 @@ static void publish(int code) {
 }
 
 void gasneti_exit_post(int code) { publish(code); }
+
+bool gasneti_exit_started(void) { return atomic_load(&exiting) != 0; }
+
+int gasneti_exit_posted_or(int fallback) {
+  gasneti_region_t *leader = gasneti_host_leader_region;
+  if (!leader) return fallback;
+  int32_t posted = atomic_load(&leader->exit_code);
+  return posted != GASNETI_EXIT_NONE ? posted : fallback;
+}
 
 static void flush_output(void) {
   fflush(stdout);
@@ -53,21 +63,10 @@ void gasneti_exit_check(void) {
   gasneti_region_t *leader = gasneti_host_leader_region;
   if (!leader) return;
   int32_t code = atomic_load_explicit(&leader->exit_code, memory_order_relaxed);
-  if (GASNETI_UNLIKELY(code != GASNETI_EXIT_NONE) && !atomic_load(&exiting))
-    gasneti_exit_job(code, false);
-}
-
-/* SIGQUIT is how the launcher tells a rank that another one ended the job; SIGINT, SIGTERM
- * and SIGHUP end it as well. Ranks leave with the job's code when one was posted. */
-static void on_signal(int sig) {
-  if (atomic_load(&exiting)) return;
-  int code = 128 + sig;
-  gasneti_region_t *leader = gasneti_host_leader_region;
-  if (leader) {
-    int32_t posted = atomic_load(&leader->exit_code);
-    if (posted != GASNETI_EXIT_NONE) code = posted;
+  if (GASNETI_UNLIKELY(code != GASNETI_EXIT_NONE) && !atomic_load(&exiting)) {
+    gasneti_offer_client_quit(); /* GASNet-1: a client's SIGQUIT handler hears of it first */
+    if (!atomic_load(&exiting)) gasneti_exit_job(code, false);
   }
-  gasneti_exit_job(code, false);
 }
 
 /* Returning from main or calling exit(): a non-zero code ends the job like gasnet_exit; 0
@@ -86,11 +85,7 @@ static void at_exit(int status, void *arg) {
 }
 
 void gasneti_exit_init(void) {
-  struct sigaction sa = {0};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  const int sigs[] = {SIGQUIT, SIGTERM, SIGINT, SIGHUP};
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+  gasneti_signals_init();
   on_exit(at_exit, NULL);
 }
 

@@ -34,7 +34,13 @@ const char *gasneti_knob_accepted_form(const gasneti_knob_t *knob) {
              "followed by /H (per host) or /P (per process)";
     case GASNETI_KNOB_ENUM: return knob->choices;
     case GASNETI_KNOB_STRING: return "any text";
-    case GASNETI_KNOB_LIST: return "comma-separated words (e.g. a,b,c)";
+    case GASNETI_KNOB_LIST:
+      if (knob->choices) {
+        static _Thread_local char form[256];
+        snprintf(form, sizeof form, "comma-separated words, each one of %s", knob->choices);
+        return form;
+      }
+      return "comma-separated words (e.g. a,b,c)";
     case GASNETI_KNOB_FILENAME: return "a file name, where '%' stands for the rank";
     case GASNETI_KNOB_PORTS: return "HCA[:port[,port...]][+HCA...] (e.g. mlx5_0+mlx5_1:1,2)";
   }
@@ -201,6 +207,16 @@ static int check_enum(const gasneti_knob_t *k, const char *text, char *canon, si
   return fail(err, errlen, k, text, "not one of the choices");
 }
 
+/* Whether the n characters at s are one of the '|'-separated words (case-insensitive). */
+static int one_of(const char *choices, const char *s, size_t n) {
+  for (const char *c = choices; *c;) {
+    size_t len = strcspn(c, "|");
+    if (len == n && strncasecmp(c, s, n) == 0) return 1;
+    c += len + (c[len] == '|');
+  }
+  return 0;
+}
+
 static int check_list(const gasneti_knob_t *k, const char *text, char *canon, size_t canonlen,
                       char *err, size_t errlen) {
   size_t used = (size_t)snprintf(canon, canonlen, "list:");
@@ -212,6 +228,11 @@ static int check_list(const gasneti_knob_t *k, const char *text, char *canon, si
     while (a < b && isspace((unsigned char)*a)) a++;
     while (b > a && isspace((unsigned char)b[-1])) b--;
     if (a == b) return fail(err, errlen, k, text, "empty item");
+    if (k->choices && !one_of(k->choices, a, (size_t)(b - a))) {
+      char why[96];
+      snprintf(why, sizeof why, "'%.*s' is not one of the choices", (int)(b - a > 40 ? 40 : b - a), a);
+      return fail(err, errlen, k, text, why);
+    }
     if (used < canonlen)
       used += (size_t)snprintf(canon + used, canonlen - used, "%s%.*s", items ? "," : "",
                                (int)(b - a), a);

@@ -41,6 +41,27 @@ static const gasneti_knob_t table[] = {
      "away), spinblock (poll a while first); auto spins unless the host's ranks outnumber its "
      "cores. Use block when hosts share cores (virtual machines, containers on one machine).",
      NOT_TUNED},
+    /* ---- signals and debugging (GASNet-1's names) ---- */
+    {"GASNET_BACKTRACE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "A rank that hits a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) or a fatal "
+     "GASNet error prints its backtrace to stderr (functions, and files and lines where "
+     "addr2line finds debug information) before it ends.", NOT_TUNED},
+    {"GASNET_BACKTRACE_SIGNAL", GASNETI_KNOB_ENUM, "", 0, 0, "SIGUSR1|SIGUSR2", "", R, "all",
+     "A rank that receives this signal prints its backtrace and goes on: send it to gasnetrun "
+     "to see where every rank of a job that hangs is.", NOT_TUNED},
+    {"GASNET_FREEZE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "Every rank stops in gasnet_init until a debugger sets gasnet_frozen to 0.", NOT_TUNED},
+    {"GASNET_FREEZE_ON_ERROR", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "A rank that hits a fatal signal or fatal GASNet error stops (printing its pid and host) "
+     "until a debugger sets gasnet_frozen to 0 or the job is interrupted.", NOT_TUNED},
+    {"GASNET_FREEZE_SIGNAL", GASNETI_KNOB_ENUM, "", 0, 0, "SIGUSR1|SIGUSR2", "", R, "all",
+     "A rank that receives this signal stops until a debugger sets gasnet_frozen to 0.",
+     NOT_TUNED},
+    {"GASNET_NO_CATCH_SIGNAL", GASNETI_KNOB_LIST, "", 0, 0,
+     "*|SIGINT|SIGTERM|SIGHUP|SIGQUIT|SIGSEGV|SIGBUS|SIGILL|SIGFPE|SIGABRT|INT|TERM|HUP|QUIT|"
+     "SEGV|BUS|ILL|FPE|ABRT", "", R, "all",
+     "Signals GASNet leaves to their default action (or to the client) instead of turning "
+     "them into its exit path; * for all.", NOT_TUNED},
     {"GASNET_VERBOSEENV", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
      "Rank 0 prints every knob it read, its value, and whether it was the default.", NOT_TUNED},
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
