@@ -11,9 +11,13 @@ RECORD_FIELDS = {"bench", "path", "conduit", "ranks", "hosts", "size", "unit", "
                  "median", "min", "max", "n", "iters", "env"}
 AM_EXPECTED = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt", "am_long_rtt",
                "am_short_flood", "barrier", "idle_poll"}
-RMA_EXPECTED = {"am_short_rtt", "memcpy_bw", "put_latency", "get_latency", "put_nbi_latency",
-                "get_nbi_latency", "put_bulk_bw", "get_bulk_bw", "put_nb_bw", "get_nb_bw",
+RMA_EXPECTED = {"am_short_rtt", "memcpy_bw", "put_latency", "get_latency", "put_nb_latency",
+                "get_nb_latency", "put_nbi_latency", "get_nbi_latency", "put_val_latency",
+                "get_val_latency", "put_nb_val_latency", "get_nb_val_latency", "memcpy_rate",
+                "put_rate", "get_rate", "put_nb_rate", "get_nb_rate", "put_nbi_rate",
+                "get_nbi_rate", "put_bulk_bw", "get_bulk_bw", "put_nb_bw", "get_nb_bw",
                 "put_nbi_bw", "get_nbi_bw"}
+HIGHER_IS_BETTER = {"GiB/s", "Mops/s"}
 
 
 def records(result, conduit="smp"):
@@ -21,7 +25,7 @@ def records(result, conduit="smp"):
     out = [json.loads(line) for line in result.stdout.splitlines()]
     for r in out:
         assert set(r) == RECORD_FIELDS, r
-        assert r["better"] == ("higher" if r["unit"] == "GiB/s" else "lower")
+        assert r["better"] == ("higher" if r["unit"] in HIGHER_IS_BETTER else "lower")
         assert 0 < r["min"] <= r["median"] <= r["max"], r
         assert r["conduit"] == conduit and r["hosts"] == 1 and r["n"] == 3
     return out
@@ -78,10 +82,18 @@ def test_rma_bench_reports_every_result_with_its_path(opt_build, maxsize, path):
     result = opt_build.run(["-n", "2", opt_build.program("bench", "rma_bench"), "--json",
                             "--quick"], env=env)
     recs = records(result)
-    assert {r["bench"] for r in recs} == RMA_EXPECTED
-    assert {r["path"] for r in recs} == {path, "local"}
-    assert {r["path"] for r in recs if r["bench"] == "memcpy_bw"} == {"local"}
+    # The cache-line baseline exists only where ranks 0 and 1 share memory.
+    assert {r["bench"] for r in recs} == RMA_EXPECTED | ({"pshm_line_rtt"} if path == "direct"
+                                                         else set())
+    assert {r["path"] for r in recs} == {path, "local"} | ({"pshm"} if path == "direct" else set())
+    assert {r["path"] for r in recs if r["bench"].startswith("memcpy_")} == {"local"}
     for r in recs:
-        assert r["unit"] == ("GiB/s" if r["bench"].endswith("_bw") else "us")
+        unit = "GiB/s" if r["bench"].endswith("_bw") else "Mops/s" if r["bench"].endswith(
+            "_rate") else "us"
+        assert r["unit"] == unit, r
+    # nb and nbi latency and rates for 8 B..4 KiB sit next to the blocking form.
+    for form in ("put", "get", "put_nb", "get_nb", "put_nbi", "get_nbi"):
+        assert {r["size"] for r in recs if r["bench"] == f"{form}_rate"} == {8, 64, 512, 4096}
+        assert {8, 64, 512, 4096} <= {r["size"] for r in recs if r["bench"] == f"{form}_latency"}
     assert sorted({r["size"] for r in recs if r["bench"] == "put_bulk_bw"}) == \
         [4096, 65536, 1 << 20, 4 << 20]

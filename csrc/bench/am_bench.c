@@ -50,33 +50,6 @@ static void roundtrip(const char *name, int cat, size_t size, long iters) {
   report(name, size, samples, iters);
 }
 
-/* The physical limit: a cache-line round trip between ranks 0 and 1 through rank 1's segment,
- * reached by rank 0 via its PSHM mapping. Printed so AM latency can be read as a ratio. */
-static void line_rtt_bench(long iters) {
-  gasnet_nodeinfo_t info[2];
-  gasnet_getNodeInfo(info, 2);
-  if (info[0].supernode != info[1].supernode) return; /* no shared memory between them */
-  uintptr_t base = (uintptr_t)seg[1].addr + (gasnet_mynode() == 0 ? info[1].offset : 0);
-  volatile long *ping = (volatile long *)(base + gasnet_AMMaxMedium());
-  volatile long *pong = (volatile long *)(base + gasnet_AMMaxMedium() + 128);
-  double samples[64];
-  for (int r = -1; r < repeats; r++) {
-    long start = (r + 1) * iters;
-    double t0 = now_us();
-    for (long i = start + 1; i <= start + iters; i++) {
-      if (gasnet_mynode() == 0) {
-        __atomic_store_n(ping, i, __ATOMIC_RELEASE);
-        while (__atomic_load_n(pong, __ATOMIC_ACQUIRE) != i) {}
-      } else {
-        while (__atomic_load_n(ping, __ATOMIC_ACQUIRE) != i) {}
-        __atomic_store_n(pong, i, __ATOMIC_RELEASE);
-      }
-    }
-    if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
-  }
-  if (gasnet_mynode() == 0) bench_report("pshm_line_rtt", "pshm", 0, "us", samples, iters);
-}
-
 /* Rank 0 floods rank 1, which acknowledges once it has counted every message of a repeat
  * (no reliance on message order). */
 static void flood_bench(long iters) {
@@ -154,7 +127,8 @@ int main(int argc, char **argv) {
   if (gasnet_mynode() == 0) bench_header();
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
-  if (gasnet_mynode() < 2 && bench_wanted("pshm_line_rtt")) line_rtt_bench(1000000 / scale);
+  if (gasnet_mynode() < 2 && bench_wanted("pshm_line_rtt"))
+    bench_line_rtt(seg, gasnet_AMMaxMedium(), 1000000 / scale);
   /* On udp, the physical baseline is a plain UDP ping-pong between the same two processes. */
   raw_udp_t raw;
   if (strcmp(GASNET_CONDUIT_NAME_STR, "udp") == 0 && bench_wanted("raw_udp_rtt") &&

@@ -120,14 +120,15 @@ static int bench_same_supernode(void) {
 }
 
 /* One result: samples are per-operation times in microseconds; a bandwidth result (unit
- * "GiB/s") converts them with size. Prints a table row, or the JSON record with --json. */
+ * "GiB/s") converts them with size, a rate ("Mops/s") to operations per microsecond. Prints a table row, or the JSON record with --json. */
 static void bench_report(const char *bench, const char *path, size_t size, const char *unit,
                          double *samples, long iters) {
   bench_stats_t st = bench_stats(samples);
   double med = st.median, lo = st.min, hi = st.max;
-  int higher_is_better = strcmp(unit, "GiB/s") == 0;
-  if (higher_is_better) { /* microseconds per size bytes -> GiB/s; the slowest is the min */
-    double scale = (double)size / (1024.0 * 1024.0 * 1024.0) * 1e6;
+  int bandwidth = strcmp(unit, "GiB/s") == 0, rate = strcmp(unit, "Mops/s") == 0;
+  int higher_is_better = bandwidth || rate;
+  if (higher_is_better) { /* microseconds per operation -> GiB/s or Mops/s; the slowest is the min */
+    double scale = bandwidth ? (double)size / (1024.0 * 1024.0 * 1024.0) * 1e6 : 1.0;
     med = scale / st.median, lo = scale / st.max, hi = scale / st.min;
   }
   if (!json) {
@@ -154,6 +155,35 @@ static void bench_report(const char *bench, const char *path, size_t size, const
   }
   printf("}}\n");
   fflush(stdout);
+}
+
+/* The physical limit of the PSHM path: a cache-line round trip between ranks 0 and 1 through
+ * rank 1's segment at offset (two lines there are used), reached by rank 0 via its PSHM
+ * mapping. Reported as pshm_line_rtt so latencies can be read as a ratio to it; nothing when
+ * ranks 0 and 1 share no memory. Both ranks call it. */
+static void bench_line_rtt(const gasnet_seginfo_t *seg, uintptr_t offset, long iters) {
+  gasnet_nodeinfo_t info[2];
+  gasnet_getNodeInfo(info, 2);
+  if (info[0].supernode != info[1].supernode) return;
+  uintptr_t base = (uintptr_t)seg[1].addr + (gasnet_mynode() == 0 ? info[1].offset : 0);
+  volatile long *ping = (volatile long *)(base + offset);
+  volatile long *pong = (volatile long *)(base + offset + 128);
+  double samples[64];
+  for (int r = -1; r < repeats; r++) {
+    long start = (r + 1) * iters;
+    double t0 = now_us();
+    for (long i = start + 1; i <= start + iters; i++) {
+      if (gasnet_mynode() == 0) {
+        __atomic_store_n(ping, i, __ATOMIC_RELEASE);
+        while (__atomic_load_n(pong, __ATOMIC_ACQUIRE) != i) {}
+      } else {
+        while (__atomic_load_n(ping, __ATOMIC_ACQUIRE) != i) {}
+        __atomic_store_n(pong, i, __ATOMIC_RELEASE);
+      }
+    }
+    if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
+  }
+  if (gasnet_mynode() == 0) bench_report("pshm_line_rtt", "pshm", 0, "us", samples, iters);
 }
 
 static void bench_header(void) {

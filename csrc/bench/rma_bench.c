@@ -1,8 +1,11 @@
-/* rma_bench.c: put/get latency (8 B..64 KiB, blocking and nbi) and bandwidth (4 KiB..4 MiB;
- * bulk, nb and nbi) from rank 0 to rank 1, reported as the median of repeats with the path
- * taken (direct PSHM or AM; GASNET_SUPERNODE_MAXSIZE=1 forces AM), beside a single-thread
- * memcpy of the same sizes and an AMShort round trip (the floor of an AM-path put or get)
- * measured in the same run.
+/* rma_bench.c: put/get latency (8 B..64 KiB: blocking, nb, nbi, and the value forms at 8 B),
+ * small-transfer rates (8 B..4 KiB, a window of 16 in flight: blocking, nb, nbi) and bandwidth
+ * (4 KiB..4 MiB; bulk, nb and nbi) from rank 0 to rank 1, reported as the median of repeats
+ * with the path taken (direct PSHM or AM; GASNET_SUPERNODE_MAXSIZE=1 forces AM). Beside them,
+ * measured in the same run: a cache-line round trip through shared memory (the floor of a
+ * direct get), a single-thread memcpy of the same sizes (the floor of a direct put) and an
+ * AMShort round trip (the floor of an AM-path put or get), so that a regression of any form
+ * shows as a ratio in one run.
  * Usage: rma_bench [--json] [--quick] [--only NAME] */
 #include "raw_udp.h"
 
@@ -20,14 +23,17 @@ static void on_pong(gasnet_token_t t) { (void)t, pongs++; }
 /* Keeps the compiler from merging or hoisting the repeated transfers of a latency loop. */
 #define OPAQUE() __asm__ __volatile__("" ::: "memory")
 
-static const char *const names[] = {"am_short_rtt", "put_latency", "get_latency", "put_nbi_latency",
-                                    "get_nbi_latency", "memcpy_bw", "put_bulk_bw", "get_bulk_bw",
-                                    "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw",
-                                    "raw_udp_stream", NULL};
+static const char *const names[] = {
+    "pshm_line_rtt", "am_short_rtt", "put_latency", "get_latency", "put_nb_latency",
+    "get_nb_latency", "put_nbi_latency", "get_nbi_latency", "put_val_latency", "get_val_latency",
+    "put_nb_val_latency", "get_nb_val_latency", "memcpy_rate", "put_rate", "get_rate",
+    "put_nb_rate", "get_nb_rate", "put_nbi_rate", "get_nbi_rate", "memcpy_bw", "put_bulk_bw",
+    "get_bulk_bw", "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw", "raw_udp_stream", NULL};
 
-static void report(const char *name, size_t size, double *s, long iters, int bandwidth) {
-  bench_report(name, strcmp(name, "memcpy_bw") == 0 ? "local" : path, size,
-               bandwidth ? "GiB/s" : "us", s, iters);
+enum { LATENCY, BANDWIDTH, RATE };
+static void report(const char *name, size_t size, double *s, long iters, int kind) {
+  bench_report(name, strncmp(name, "memcpy_", 7) == 0 ? "local" : path, size,
+               kind == BANDWIDTH ? "GiB/s" : kind == RATE ? "Mops/s" : "us", s, iters);
 }
 
 typedef void (*op_fn)(void *remote, void *local, size_t size);
@@ -48,6 +54,52 @@ static void get_nbi_one(void *r, void *l, size_t n) {
   gasnet_get_nbi(l, 1, r, n);
   gasnet_wait_syncnbi_gets();
 }
+static void put_nb_one(void *r, void *l, size_t n) { gasnet_wait_syncnb(gasnet_put_nb(1, r, l, n)); }
+static void get_nb_one(void *r, void *l, size_t n) { gasnet_wait_syncnb(gasnet_get_nb(l, 1, r, n)); }
+static void put_val_one(void *r, void *l, size_t n) {
+  gasnet_put_val(1, r, *(volatile uint64_t *)l, n);
+}
+static void get_val_one(void *r, void *l, size_t n) { *(volatile uint64_t *)l = gasnet_get_val(1, r, n); }
+static void put_nb_val_one(void *r, void *l, size_t n) {
+  gasnet_wait_syncnb(gasnet_put_nb_val(1, r, *(volatile uint64_t *)l, n));
+}
+static void get_nb_val_one(void *r, void *l, size_t n) {
+  *(volatile uint64_t *)l = gasnet_wait_syncnb_valget(gasnet_get_nb_val(1, r, n));
+}
+
+/* Rates: WINDOW small transfers to distinct places, then their synchronization (none for the
+ * blocking form), as one-sided libraries issue them in loops. */
+static void memcpy_window(void *r, void *l, size_t n) {
+  for (int i = 0; i < WINDOW; i++) {
+    memcpy((char *)r + i * n, (char *)l + i * n, n);
+    OPAQUE();
+  }
+}
+static void put_window(void *r, void *l, size_t n) {
+  for (int i = 0; i < WINDOW; i++) gasnet_put(1, (char *)r + i * n, (char *)l + i * n, n);
+}
+static void get_window(void *r, void *l, size_t n) {
+  for (int i = 0; i < WINDOW; i++) gasnet_get((char *)l + i * n, 1, (char *)r + i * n, n);
+}
+static void put_nb_small_window(void *r, void *l, size_t n) {
+  gasnet_handle_t h[WINDOW];
+  for (int i = 0; i < WINDOW; i++) h[i] = gasnet_put_nb(1, (char *)r + i * n, (char *)l + i * n, n);
+  gasnet_wait_syncnb_all(h, WINDOW);
+}
+static void get_nb_small_window(void *r, void *l, size_t n) {
+  gasnet_handle_t h[WINDOW];
+  for (int i = 0; i < WINDOW; i++) h[i] = gasnet_get_nb((char *)l + i * n, 1, (char *)r + i * n, n);
+  gasnet_wait_syncnb_all(h, WINDOW);
+}
+static void put_nbi_small_window(void *r, void *l, size_t n) {
+  for (int i = 0; i < WINDOW; i++) gasnet_put_nbi(1, (char *)r + i * n, (char *)l + i * n, n);
+  gasnet_wait_syncnbi_puts();
+}
+static void get_nbi_small_window(void *r, void *l, size_t n) {
+  for (int i = 0; i < WINDOW; i++) gasnet_get_nbi((char *)l + i * n, 1, (char *)r + i * n, n);
+  gasnet_wait_syncnbi_gets();
+}
+
 static void put_bulk(void *r, void *l, size_t n) { gasnet_put_bulk(1, r, l, n); }
 /* The baseline: one thread copying within its own memory (remote is our own segment here). */
 static void local_memcpy(void *r, void *l, size_t n) { memcpy(r, l, n); }
@@ -73,7 +125,7 @@ static void get_nbi_window(void *r, void *l, size_t n) {
 
 /* ops_per_call: transfers of size bytes each call performs (WINDOW for windowed runs). */
 static void run(const char *name, op_fn fn, void *remote, void *local, size_t size, long iters,
-                int bandwidth, int ops_per_call) {
+                int kind, int ops_per_call) {
   if (!bench_wanted(name)) return;
   double samples[64];
   for (int r = -1; r < repeats; r++) {
@@ -84,7 +136,7 @@ static void run(const char *name, op_fn fn, void *remote, void *local, size_t si
     }
     if (r >= 0) samples[r] = (now_us() - t0) / (double)(iters * ops_per_call);
   }
-  report(name, size, samples, iters, bandwidth);
+  report(name, size, samples, iters, kind);
 }
 
 int main(int argc, char **argv) {
@@ -92,6 +144,7 @@ int main(int argc, char **argv) {
   int quick = bench_args("rma_bench", argc, argv, names);
   gasnet_handlerentry_t table[] = {
       {0, (void (*)())on_stop}, {0, (void (*)())on_ping}, {0, (void (*)())on_pong}};
+  /* Segment: MAXSZ bytes of transfers, then a page for the cache-line ping-pong. */
   if (gasnet_attach(table, 3, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
   h_ping = table[1].index, h_pong = table[2].index;
   if (gasnet_nodes() < 2) {
@@ -108,6 +161,7 @@ int main(int argc, char **argv) {
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
   if (gasnet_mynode() == 0) bench_header();
+  if (gasnet_mynode() < 2 && bench_wanted("pshm_line_rtt")) bench_line_rtt(seg, MAXSZ, 1000000 / scale);
   /* On udp, the physical baseline is a plain UDP stream between the same two processes. */
   raw_udp_t raw;
   if (strcmp(GASNET_CONDUIT_NAME_STR, "udp") == 0 && bench_wanted("raw_udp_stream") &&
@@ -119,27 +173,47 @@ int main(int argc, char **argv) {
   if (gasnet_mynode() == 0) {
     int direct = path[0] == 'd';
     void *remote = seg[1].addr;
-    run("am_short_rtt", am_round_trip, remote, local, 0, (direct ? 200000 : 50000) / scale, 0, 1);
+    run("am_short_rtt", am_round_trip, remote, local, 0, (direct ? 200000 : 50000) / scale, LATENCY, 1);
     const size_t lat_sizes[] = {8, 64, 512, 4096, 32768, 65536};
     for (size_t i = 0; i < sizeof lat_sizes / sizeof lat_sizes[0]; i++) {
       size_t n = lat_sizes[i];
       long iters = (direct ? (n <= 512 ? 2000000 : 100000) : (n <= 512 ? 50000 : 5000)) / scale;
-      run("put_latency", put_blocking, remote, local, n, iters, 0, 1);
-      run("get_latency", get_blocking, remote, local, n, iters, 0, 1);
-      run("put_nbi_latency", put_nbi_one, remote, local, n, iters, 0, 1);
-      run("get_nbi_latency", get_nbi_one, remote, local, n, iters, 0, 1);
+      run("put_latency", put_blocking, remote, local, n, iters, LATENCY, 1);
+      run("get_latency", get_blocking, remote, local, n, iters, LATENCY, 1);
+      run("put_nb_latency", put_nb_one, remote, local, n, iters, LATENCY, 1);
+      run("get_nb_latency", get_nb_one, remote, local, n, iters, LATENCY, 1);
+      run("put_nbi_latency", put_nbi_one, remote, local, n, iters, LATENCY, 1);
+      run("get_nbi_latency", get_nbi_one, remote, local, n, iters, LATENCY, 1);
+      if (n == 8) {
+        run("put_val_latency", put_val_one, remote, local, n, iters, LATENCY, 1);
+        run("get_val_latency", get_val_one, remote, local, n, iters, LATENCY, 1);
+        run("put_nb_val_latency", put_nb_val_one, remote, local, n, iters, LATENCY, 1);
+        run("get_nb_val_latency", get_nb_val_one, remote, local, n, iters, LATENCY, 1);
+      }
+    }
+    const size_t rate_sizes[] = {8, 64, 512, 4096};
+    for (size_t i = 0; i < sizeof rate_sizes / sizeof rate_sizes[0]; i++) {
+      size_t n = rate_sizes[i];
+      long iters = (direct ? (n <= 512 ? 200000 : 10000) : (n <= 512 ? 3000 : 300)) / scale + 1;
+      run("memcpy_rate", memcpy_window, seg[0].addr, local, n, iters, RATE, WINDOW);
+      run("put_rate", put_window, remote, local, n, iters, RATE, WINDOW);
+      run("get_rate", get_window, remote, local, n, iters, RATE, WINDOW);
+      run("put_nb_rate", put_nb_small_window, remote, local, n, iters, RATE, WINDOW);
+      run("get_nb_rate", get_nb_small_window, remote, local, n, iters, RATE, WINDOW);
+      run("put_nbi_rate", put_nbi_small_window, remote, local, n, iters, RATE, WINDOW);
+      run("get_nbi_rate", get_nbi_small_window, remote, local, n, iters, RATE, WINDOW);
     }
     const size_t bw_sizes[] = {4096, 65536, 1u << 20, 4u << 20};
     for (size_t i = 0; i < sizeof bw_sizes / sizeof bw_sizes[0]; i++) {
       size_t n = bw_sizes[i];
       long iters = ((64L << 20) / (long)n + 1) / scale + 1;
-      run("memcpy_bw", local_memcpy, seg[0].addr, local, n, iters, 1, 1);
-      run("put_bulk_bw", put_bulk, remote, local, n, iters, 1, 1);
-      run("get_bulk_bw", get_bulk, remote, local, n, iters, 1, 1);
-      run("put_nb_bw", put_nb_window, remote, local, n, iters / WINDOW + 1, 1, WINDOW);
-      run("get_nb_bw", get_nb_window, remote, local, n, iters / WINDOW + 1, 1, WINDOW);
-      run("put_nbi_bw", put_nbi_window, remote, local, n, iters / WINDOW + 1, 1, WINDOW);
-      run("get_nbi_bw", get_nbi_window, remote, local, n, iters / WINDOW + 1, 1, WINDOW);
+      run("memcpy_bw", local_memcpy, seg[0].addr, local, n, iters, BANDWIDTH, 1);
+      run("put_bulk_bw", put_bulk, remote, local, n, iters, BANDWIDTH, 1);
+      run("get_bulk_bw", get_bulk, remote, local, n, iters, BANDWIDTH, 1);
+      run("put_nb_bw", put_nb_window, remote, local, n, iters / WINDOW + 1, BANDWIDTH, WINDOW);
+      run("get_nb_bw", get_nb_window, remote, local, n, iters / WINDOW + 1, BANDWIDTH, WINDOW);
+      run("put_nbi_bw", put_nbi_window, remote, local, n, iters / WINDOW + 1, BANDWIDTH, WINDOW);
+      run("get_nbi_bw", get_nbi_window, remote, local, n, iters / WINDOW + 1, BANDWIDTH, WINDOW);
     }
     gasnet_AMRequestShort0(1, table[0].index);
   } else if (gasnet_mynode() == 1) {

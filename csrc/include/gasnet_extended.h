@@ -163,9 +163,24 @@ static inline gasnet_handle_t gasnet_memset_nb(gasnet_node_t node, void *dest, i
   return gasneti_memset("gasnet_memset_nb", node, dest, val, nbytes, GASNETI_RMA_NB);
 }
 
-void gasnet_wait_syncnb(gasnet_handle_t handle);
-int gasnet_try_syncnb(gasnet_handle_t handle);
-void gasnet_wait_syncnb_all(gasnet_handle_t *handles, size_t numhandles);
+/* Synchronization: an operation that completed when issued (every direct one) has no handle,
+ * so the inline part below is all it costs; the library waits for the others. */
+void gasneti_wait_syncnb(gasnet_handle_t handle);
+int gasneti_try_syncnb(gasnet_handle_t handle);
+void gasneti_wait_syncnb_all(gasnet_handle_t *handles, size_t numhandles);
+static inline void gasnet_wait_syncnb(gasnet_handle_t handle) {
+  if (handle != GASNET_INVALID_HANDLE) gasneti_wait_syncnb(handle);
+}
+static inline int gasnet_try_syncnb(gasnet_handle_t handle) {
+  return handle == GASNET_INVALID_HANDLE ? GASNET_OK : gasneti_try_syncnb(handle);
+}
+static inline void gasnet_wait_syncnb_all(gasnet_handle_t *handles, size_t numhandles) {
+  for (size_t i = 0; i < numhandles; i++)
+    if (handles[i] != GASNET_INVALID_HANDLE) {
+      gasneti_wait_syncnb_all(handles + i, numhandles - i);
+      return;
+    }
+}
 void gasnet_wait_syncnb_some(gasnet_handle_t *handles, size_t numhandles);
 int gasnet_try_syncnb_all(gasnet_handle_t *handles, size_t numhandles);
 int gasnet_try_syncnb_some(gasnet_handle_t *handles, size_t numhandles);
@@ -187,9 +202,34 @@ static inline void gasnet_memset_nbi(gasnet_node_t node, void *dest, int val, si
   gasneti_memset("gasnet_memset_nbi", node, dest, val, nbytes, GASNETI_RMA_NBI);
 }
 
-void gasnet_wait_syncnbi_puts(void);
-void gasnet_wait_syncnbi_gets(void);
-void gasnet_wait_syncnbi_all(void);
+/* Per client thread: implicit-handle operations still in flight over AMs (csrc/core/rma
+ * counts them; direct ones complete when issued and are never counted). Read here so that
+ * syncing nothing costs one load. */
+typedef struct {
+  int64_t puts_out, gets_out;
+} gasneti_nbi_counts_t;
+#if defined(GASNET_PAR) || defined(GASNET_PARSYNC)
+#ifdef __cplusplus
+extern thread_local gasneti_nbi_counts_t gasneti_nbi_counts;
+#else
+extern _Thread_local gasneti_nbi_counts_t gasneti_nbi_counts;
+#endif
+#else
+extern gasneti_nbi_counts_t gasneti_nbi_counts;
+#endif
+void gasneti_wait_nbi_counter(int64_t *counter);
+static inline void gasnet_wait_syncnbi_puts(void) {
+  if (__atomic_load_n(&gasneti_nbi_counts.puts_out, __ATOMIC_ACQUIRE) != 0)
+    gasneti_wait_nbi_counter(&gasneti_nbi_counts.puts_out);
+}
+static inline void gasnet_wait_syncnbi_gets(void) {
+  if (__atomic_load_n(&gasneti_nbi_counts.gets_out, __ATOMIC_ACQUIRE) != 0)
+    gasneti_wait_nbi_counter(&gasneti_nbi_counts.gets_out);
+}
+static inline void gasnet_wait_syncnbi_all(void) {
+  gasnet_wait_syncnbi_puts();
+  gasnet_wait_syncnbi_gets();
+}
 int gasnet_try_syncnbi_puts(void);
 int gasnet_try_syncnbi_gets(void);
 int gasnet_try_syncnbi_all(void);
@@ -260,22 +300,56 @@ static inline void gasnet_put_nbi_val(gasnet_node_t node, void *dest,
   gasneti_put_val("gasnet_put_nbi_val", node, dest, value, nbytes, GASNETI_RMA_NBI);
 }
 
+/* The nbytes-wide value at p (a local address: own memory or a PSHM mapping). */
+static inline gasnet_register_value_t gasneti_load_value(const void *p, size_t nbytes) {
+  if (gasneti_is_word_size(nbytes)) return gasneti_word_value(gasneti_word_load(p, nbytes), nbytes);
+  gasnet_register_value_t v = 0;
+  memcpy((void *)gasneti_value_bytes(&v, nbytes), p, nbytes);
+  return v;
+}
+
 static inline gasnet_register_value_t gasnet_get_val(gasnet_node_t node, void *src,
                                                      size_t nbytes) {
   GASNETI_RMA_CHECK("gasnet_get_val", node, src, nbytes);
-  if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    const void *p = gasneti_pshm_addr(node, src);
-    if (gasneti_is_word_size(nbytes)) return gasneti_word_value(gasneti_word_load(p, nbytes), nbytes);
-    gasnet_register_value_t v = 0;
-    memcpy((void *)gasneti_value_bytes(&v, nbytes), p, nbytes);
-    return v;
-  }
+  if (__builtin_expect(gasneti_pshm_reach[node], 1))
+    return gasneti_load_value(gasneti_pshm_addr(node, src), nbytes);
   gasnet_register_value_t v = 0;
   gasneti_get_am((void *)gasneti_value_bytes(&v, nbytes), node, src, nbytes, GASNETI_RMA_BLOCKING);
   return v;
 }
 
-gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src, size_t nbytes);
-gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle);
+/* A value get from a supernode peer needs no state: its handle is the PSHM address with the
+ * top bit set and the width in bits 56..62, and the load happens at sync (a get may complete
+ * any time before its sync returns). Other value gets are library operations. */
+gasnet_valget_handle_t gasneti_get_nb_val(gasnet_node_t node, void *src, size_t nbytes);
+gasnet_register_value_t gasneti_wait_syncnb_valget(gasnet_valget_handle_t handle);
+#if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
+#define GASNETI_VALGET_DIRECT ((uintptr_t)1 << 63)
+#define GASNETI_VALGET_ADDR_MASK (((uintptr_t)1 << 56) - 1)
+static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src,
+                                                       size_t nbytes) {
+  GASNETI_RMA_CHECK("gasnet_get_nb_val", node, src, nbytes);
+  if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
+    uintptr_t p = (uintptr_t)gasneti_pshm_addr(node, src);
+    if (__builtin_expect((p & ~GASNETI_VALGET_ADDR_MASK) == 0 && nbytes - 1 < 8, 1))
+      return (gasnet_valget_handle_t)(GASNETI_VALGET_DIRECT | ((uintptr_t)nbytes << 56) | p);
+  }
+  return gasneti_get_nb_val(node, src, nbytes);
+}
+static inline gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) {
+  uintptr_t h = (uintptr_t)handle;
+  if (__builtin_expect(h & GASNETI_VALGET_DIRECT, 1))
+    return gasneti_load_value((const void *)(h & GASNETI_VALGET_ADDR_MASK), (h >> 56) & 0x7f);
+  return gasneti_wait_syncnb_valget(handle);
+}
+#else
+static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src,
+                                                       size_t nbytes) {
+  return gasneti_get_nb_val(node, src, nbytes);
+}
+static inline gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) {
+  return gasneti_wait_syncnb_valget(handle);
+}
+#endif
 
 #endif

@@ -15,6 +15,7 @@ from .agent.output import TerminalWriter
 from .agent.protocol import EV_ABORT, EV_ENDED, EV_LEAVING
 from .loop import Loop
 from .plan import Plan
+from .signames import signal_name
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PASSED_ON = (signal.SIGUSR1, signal.SIGUSR2)  # the application's own signals
@@ -115,7 +116,7 @@ class Job:
     # ---- policy ---------------------------------------------------------------------------
     def _report_end(self, rank: int, pid: int, code: int, sig: int, how: int) -> None:
         where = f"rank {rank} (pid {pid}, host {self.plan.host_of(rank)})"
-        what = f"signal {signal.Signals(sig).name}" if sig else f"code {code}"
+        what = f"signal {signal_name(sig)}" if sig else f"code {code}"
         if how == _native.ExitPolicy.BY_LAUNCHER:
             say(f"{where} ended by the launcher ({what})")
         elif how == _native.ExitPolicy.FINISHED:
@@ -128,7 +129,7 @@ class Job:
         hint = "" if self.plan.env.get("GASNET_BACKTRACE", "").strip() not in ("", "0") else \
             " (run with GASNET_BACKTRACE=1 for its backtrace)"
         say(f"rank {rank} (pid {pid}, host {self.plan.host_of(rank)}) ended with signal "
-            f"{signal.Signals(sig).name}{hint}")
+            f"{signal_name(sig)}{hint}")
 
     def _act(self) -> None:
         now = time.monotonic()
@@ -137,7 +138,7 @@ class Job:
             say(f"still running {self.policy.timeout:g} s after rank {self.policy.first_done} "
                 f"finished (GASNET_EXITTIMEOUT): ranks {self.policy.running_list()}; ending them")
         if todo & _native.ExitPolicy.QUIT and self.running:
-            self.running.signal(signal.SIGQUIT)
+            self.running.signal(_native.leave_signal())
         if todo & _native.ExitPolicy.KILL and self.running:
             if self.plan.verbose:
                 say(f"ranks {self.policy.running_list()} still running after "

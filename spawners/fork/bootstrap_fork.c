@@ -99,7 +99,7 @@ static _Noreturn void supervise(pid_t *pids, int n, const sigset_t *watched) {
               "ranks %s; ending them\n", policy.timeout, policy.first_done,
               gasneti_exit_policy_running_list(&policy, list, sizeof list));
     }
-    if (todo & GASNETI_EXIT_QUIT) signal_running(&policy, pids, SIGQUIT);
+    if (todo & GASNETI_EXIT_QUIT) signal_running(&policy, pids, gasneti_exit_leave_signal());
     if (todo & GASNETI_EXIT_KILL) signal_running(&policy, pids, SIGKILL);
     if (policy.remaining == 0) break;
     struct timespec wait = {0, 20 * 1000 * 1000};

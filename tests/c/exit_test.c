@@ -38,10 +38,12 @@ int main(int argc, char **argv) {
     gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS); /* never completes */
     gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
   } else if (strcmp(mode, "stubborn") == 0) {
-    /* Rank a leaves with code b; the others ignore every polite signal: only SIGKILL works. */
+    /* Rank a leaves with code b; the others block every polite signal (the supervisor's leave
+     * signal included): only SIGKILL works. */
     if (me == a) gasnet_exit(b);
-    signal(SIGQUIT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
     idle_forever();
   } else if (strcmp(mode, "return") == 0) {
     return 0;

@@ -142,13 +142,21 @@ int gasnetc_poll(int which) {
 }
 
 /* Best effort and prompt: each other-host peer hears it three times (a lost notice only costs
- * the agent's SIGQUIT, within GASNET_EXITTIMEOUT). */
+ * the agent's leave signal, within GASNET_EXITTIMEOUT). */
 void gasnetc_exit_notify(int code) {
+#if GASNETI_THREADS
+  /* The send queue is shared with other threads, and with whatever a signal interrupted on
+   * this one: only under its lock, and not at all if the lock stays taken (best effort). */
+  double until = udp_now() + 0.1;
+  while (!gasneti_spin_trylock(&udp_lock))
+    if (udp_now() > until) return;
+#endif
   for (int round = 0; round < 3; round++)
     for (int r = 0; r < gasneti_nodes; r++)
       if (udp.peers[r].network && gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
         udp_send_control(r, UDP_EXIT, code);
   udp_send_now();
+  udp_lock_drop();
 }
 
 /* Returning from main: what this rank sent should still arrive (its peers may wait for it),

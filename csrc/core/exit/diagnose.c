@@ -22,6 +22,7 @@
 volatile int gasnet_frozen; /* GASNet-1's name: a debugger sets it to 0 to continue */
 
 static bool backtrace_on_error, freeze_on_error;
+static char addr2line[256]; /* found in PATH at init; empty: frames are named by dladdr */
 
 /* Text built up and written at once, so that a backtrace reaches the launcher in one piece
  * and stays together next to other ranks' output. */
@@ -61,13 +62,15 @@ static void freeze(const char *why) {
   while (gasnet_frozen) usleep(10000);
 }
 
-/* "function at file:line" for addr in obj, from addr2line; false when it knows nothing. */
+/* "function at file:line" for addr in obj, from addr2line; false when it knows nothing.
+ * _Fork, not fork: a crash inside malloc holds its locks, which fork would wait for. */
 static bool symbolize(const char *obj, uintptr_t addr, char *out, size_t outlen) {
+  if (!addr2line[0]) return false;
   int fds[2];
-  if (pipe(fds) != 0) return false;
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
   char hex[32];
   snprintf(hex, sizeof hex, "%#lx", (unsigned long)addr);
-  pid_t pid = fork();
+  pid_t pid = _Fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
@@ -77,7 +80,8 @@ static bool symbolize(const char *obj, uintptr_t addr, char *out, size_t outlen)
     dup2(fds[1], STDOUT_FILENO);
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) dup2(null, STDERR_FILENO);
-    execlp("addr2line", "addr2line", "-f", "-C", "-p", "-e", obj, hex, (char *)NULL);
+    char *argv[] = {addr2line, "-f", "-C", "-p", "-e", (char *)obj, hex, NULL};
+    execve(addr2line, argv, environ);
     _exit(127);
   }
   close(fds[1]);
@@ -125,7 +129,11 @@ static void print_frame(report_t *r, int index, uintptr_t pc) {
     add(r, "  #%-2d %#lx\n", index, (unsigned long)pc);
     return;
   }
-  const char *obj = info.dli_fname[0] == '/' ? info.dli_fname : "/proc/self/exe";
+  /* The main program may be known by a bare argv[0]; its /proc link names it for the child
+   * (whose own /proc/self is addr2line). */
+  char self[64];
+  snprintf(self, sizeof self, "/proc/%d/exe", (int)getpid());
+  const char *obj = strchr(info.dli_fname, '/') ? info.dli_fname : self;
   const ElfW(Ehdr) *ehdr = info.dli_fbase;
   /* Position-independent objects are looked up by offset, fixed executables by address. */
   uintptr_t where = ehdr && ehdr->e_type == ET_DYN ? pc - (uintptr_t)info.dli_fbase : pc;
@@ -150,7 +158,7 @@ __attribute__((noinline)) void gasneti_backtrace_print(int fd, void *context) {
   int first = 3; /* this function, gasneti_diagnose_fatal, and the error reporter */
   if (context) {
     first = n; /* from the interrupted frame, which the unwinder reports after the handler's */
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && first == n; i++)
       if ((uintptr_t)frames[i] == fault) first = i;
     if (first == n) first = 1;
   }
@@ -179,13 +187,25 @@ static void on_freeze_request(int sig) {
   freeze("GASNET_FREEZE_SIGNAL");
 }
 
+static void find_addr2line(void) {
+  const char *path = getenv("PATH");
+  for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+    size_t len = strcspn(p, ":");
+    snprintf(addr2line, sizeof addr2line, "%.*s/addr2line", (int)len, p);
+    if (len && access(addr2line, X_OK) == 0) return;
+    p += len + (p[len] == ':');
+  }
+  addr2line[0] = '\0';
+}
+
 /* Stack overflows fault on the stack itself: fatal handlers run on their own stack. */
 static char alt_stack[64 * 1024];
 
 bool gasneti_diagnose_init(void) {
   backtrace_on_error = gasneti_knob_bool("GASNET_BACKTRACE");
   freeze_on_error = gasneti_knob_bool("GASNET_FREEZE_ON_ERROR");
-  if (backtrace_on_error) {
+  if (backtrace_on_error || gasneti_knob_is_set("GASNET_BACKTRACE_SIGNAL")) {
+    find_addr2line();
     void *warm[2];
     backtrace(warm, 2); /* loads the unwinder now: a broken heap later must not matter */
   }
@@ -197,6 +217,7 @@ bool gasneti_diagnose_init(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_freeze_request;
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(gasneti_knob_enum_is("GASNET_FREEZE_SIGNAL", "SIGUSR2") ? SIGUSR2 : SIGUSR1, &sa, NULL);
   }

@@ -17,12 +17,14 @@ static atomic_int exiting;
 static GASNETI_TLS int this_thread_exiting;
 bool gasneti_conduit_up;
 
-/* First code wins: peers leave with the code of the rank that ended the job. */
-static void publish(int code) {
+/* First code wins: peers leave with the code of the rank that ended the job. Returns the
+ * job's code: this one, or the one another rank of this host posted first. */
+static int publish(int code) {
   gasneti_region_t *leader = gasneti_host_leader_region;
-  if (!leader) return;
-  int32_t none = GASNETI_EXIT_NONE;
-  atomic_compare_exchange_strong(&leader->exit_code, &none, code);
+  if (!leader) return code;
+  int32_t seen = GASNETI_EXIT_NONE;
+  if (atomic_compare_exchange_strong(&leader->exit_code, &seen, code)) return code;
+  return seen;
 }
 
 void gasneti_exit_post(int code) { publish(code); }
@@ -47,12 +49,15 @@ void gasneti_exit_job(int code, bool abort) {
     for (;;) pause(); /* another thread is ending the process */
   }
   this_thread_exiting = 1;
-  publish(code);
-  if (gasneti_conduit_up) gasnetc_exit_notify(code);
+  /* A rank following another's exit (a client SIGQUIT handler calling gasnet_exit(4) after a
+   * peer's gasnet_exit(3)) leaves with its own code but reports the job's: its report may
+   * reach the supervisor before the first rank's does. */
+  int job_code = publish(code);
+  if (gasneti_conduit_up) gasnetc_exit_notify(job_code);
   flush_output();
   if (gasneti_boot) {
-    if (abort) gasneti_boot->abort(code);
-    else gasneti_boot->leaving(code, 1);
+    if (abort) gasneti_boot->abort(job_code);
+    else gasneti_boot->leaving(job_code, 1);
   }
   _exit(code & 0xff);
 }
@@ -75,13 +80,14 @@ static void at_exit(int status, void *arg) {
   (void)arg;
   if (atomic_exchange(&exiting, 1)) return;
   this_thread_exiting = 1;
+  int reported = status;
   if (status != 0) {
-    publish(status);
-    if (gasneti_conduit_up) gasnetc_exit_notify(status);
+    reported = publish(status);
+    if (gasneti_conduit_up) gasnetc_exit_notify(reported);
   } else if (gasneti_conduit_up) {
     gasnetc_fini();
   }
-  if (gasneti_boot) gasneti_boot->leaving(status, status != 0);
+  if (gasneti_boot) gasneti_boot->leaving(reported, status != 0);
 }
 
 void gasneti_exit_init(void) {

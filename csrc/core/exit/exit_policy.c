@@ -1,10 +1,12 @@
 /* exit_policy.c: the rules by which a job ends. A rank that returns 0 has finished and its
  * peers go on; the job ends when all finished, or GASNET_EXITTIMEOUT after the first did (the
- * others are then told to leave: SIGQUIT a grace period before the timeout, SIGKILL at it). A
- * rank that ends the job (non-zero code, signal, gasnet_exit, fatal error) gives the others a
- * grace period to leave on their own (none after a signal or fatal error), then SIGQUIT, then
+ * others are then told to leave: the leave signal a grace period before the timeout, SIGKILL at
+ * it). A rank that ends the job (non-zero code, signal, gasnet_exit, fatal error) gives the
+ * others a grace period to leave on their own (none after a signal or fatal error), then the
+ * leave signal, then
  * SIGKILL at the timeout. The job's code is the first non-zero code of a rank that ended it,
  * 128+signal for a signal; ranks the supervisor itself signalled do not change it. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -119,6 +121,8 @@ double gasneti_exit_policy_deadline(const gasneti_exit_policy_t *p) {
   if (!p->kill_sent && p->kill_at >= 0) t = earlier(t, p->kill_at);
   return t;
 }
+
+int gasneti_exit_leave_signal(void) { return SIGRTMIN + 4; }
 
 int gasneti_exit_policy_running(const gasneti_exit_policy_t *p, int rank) {
   return rank >= 0 && rank < p->nranks && p->state[rank] != ENDED;

@@ -6,7 +6,7 @@
 
 /* CFFI-BEGIN */
 enum {
-  GASNETI_EXIT_QUIT = 1, /* send SIGQUIT to every rank still running */
+  GASNETI_EXIT_QUIT = 1, /* send the leave signal to every rank still running */
   GASNETI_EXIT_KILL = 2, /* send SIGKILL to every rank still running */
   GASNETI_EXIT_STRAGGLERS = 4 /* with QUIT/KILL: ranks still running after others finished */
 };
@@ -51,6 +51,10 @@ int gasneti_exit_policy_due(gasneti_exit_policy_t *p, double now);
 double gasneti_exit_policy_deadline(const gasneti_exit_policy_t *p);
 /* Whether the rank's process is still running. */
 int gasneti_exit_policy_running(const gasneti_exit_policy_t *p, int rank);
+/* The signal a supervisor sends a rank it asks to leave (GASNETI_EXIT_QUIT): a real-time
+ * signal the runtime keeps for itself, whose handler runs the client's SIGQUIT handler
+ * (GASNet-1's notice) and then leaves, even when that handler returns. */
+int gasneti_exit_leave_signal(void);
 /* The ranks still running as ranges ("0, 2-7"); returns buf. */
 char *gasneti_exit_policy_running_list(const gasneti_exit_policy_t *p, char *buf, int len);
 /* CFFI-END */

@@ -1,9 +1,11 @@
 /* signals.c: GASNet-1's signal rules. SIGQUIT is the client's "the job is ending" notice: a
  * client may install its own SIGQUIT handler after gasnet_init, and GASNet runs it before a
  * rank leaves because of an interrupt (SIGINT, SIGTERM, SIGHUP) or because another rank ended
- * the job; whatever code the handler passes to gasnet_exit is the rank's code, and a handler
- * that returns lets the runtime finish the exit. Fatal signals are caught only when the user
+ * the job (told by the exit word while it polls, or by the supervisor's leave signal while it
+ * computes); whatever code the handler passes to gasnet_exit is the rank's code, and a
+ * handler that returns lets the runtime finish the exit. Fatal signals are caught only when the user
  * asked for a backtrace or a freeze; GASNET_NO_CATCH_SIGNAL leaves any of these alone. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,11 +17,12 @@
 #include "../knobs.h"
 #include "diagnose.h"
 #include "exit_internal.h"
+#include "exit_policy.h"
 
 /* What the client's SIGQUIT handler has had: nothing yet, running, or its turn. */
 enum { QUIT_NOT_OFFERED, QUIT_RUNNING, QUIT_DONE };
 static atomic_int quit_offered;
-static GASNETI_TLS int this_thread_runs_quit;
+static GASNETI_TLS int this_thread_in_offer;
 
 static void on_quit(int sig);
 
@@ -31,19 +34,27 @@ static bool client_handles_quit(void) {
 }
 
 void gasneti_offer_client_quit(void) {
-  if (this_thread_runs_quit) return; /* the handler itself polled: the runtime takes over */
+  /* Re-entered by this thread (the handler polled, or a signal arrived meanwhile): the
+   * runtime takes over. Set before anything else so that no window is left. */
+  if (this_thread_in_offer) return;
+  this_thread_in_offer = 1;
   int expected = QUIT_NOT_OFFERED;
   if (!atomic_compare_exchange_strong(&quit_offered, &expected, QUIT_RUNNING)) {
     /* Another thread runs the handler: its choice of code must win, so wait for it. */
     while (atomic_load(&quit_offered) == QUIT_RUNNING) usleep(1000);
+    this_thread_in_offer = 0;
     return;
   }
   if (client_handles_quit()) {
-    this_thread_runs_quit = 1;
+    sigset_t quit, old;
+    sigemptyset(&quit);
+    sigaddset(&quit, SIGQUIT);
+    pthread_sigmask(SIG_UNBLOCK, &quit, &old); /* a thread that blocks it still runs it */
     raise(SIGQUIT); /* runs the handler in this thread before raise returns */
-    this_thread_runs_quit = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
   atomic_store(&quit_offered, QUIT_DONE);
+  this_thread_in_offer = 0;
 }
 
 /* SIGINT, SIGTERM, SIGHUP from outside (or forwarded by the launcher, whose own code then
@@ -54,12 +65,22 @@ static void on_interrupt(int sig) {
   gasneti_exit_job(gasneti_exit_posted_or(128 + sig), false);
 }
 
-/* Our SIGQUIT handler runs only when the client has none: the launcher (or a peer's exit)
- * asks this rank to leave, with the job's code when one was posted. */
+/* Our SIGQUIT handler runs only when the client has none (someone sent SIGQUIT itself): the
+ * rank leaves, with the job's code when one was posted. */
 static void on_quit(int sig) {
   if (gasneti_exit_started()) return;
   atomic_store(&quit_offered, QUIT_DONE);
   gasneti_exit_job(gasneti_exit_posted_or(128 + sig), false);
+}
+
+/* The supervisor's leave signal (another rank ended the job, or a finished rank's peers ran
+ * past GASNET_EXITTIMEOUT's grace): GASNet-1 delivers SIGQUIT to the client here, and the
+ * rank leaves whatever its handler does, unless the handler chose a code with gasnet_exit. */
+static void on_leave(int sig) {
+  (void)sig;
+  if (gasneti_exit_started()) return;
+  gasneti_offer_client_quit();
+  gasneti_exit_job(gasneti_exit_posted_or(128 + SIGQUIT), false);
 }
 
 /* SIGSEGV and friends, when GASNET_BACKTRACE or GASNET_FREEZE_ON_ERROR asked for them: say
@@ -126,6 +147,7 @@ static void install(int sig, void (*fn)(int)) {
 }
 
 static void install_with_context(int sig, void (*fn)(int, siginfo_t *, void *), int flags) {
+  /* (SA_RESTART: a backtrace on demand must not fail the client's system calls with EINTR) */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = fn;
@@ -145,8 +167,9 @@ void gasneti_signals_init(void) {
       install(catchable[i].sig, catchable[i].sig == SIGQUIT ? on_quit : on_interrupt);
     }
   }
+  install(gasneti_exit_leave_signal(), on_leave); /* the supervisor's: always ours */
   if (gasneti_knob_is_set("GASNET_BACKTRACE_SIGNAL"))
     install_with_context(
         gasneti_knob_enum_is("GASNET_BACKTRACE_SIGNAL", "SIGUSR2") ? SIGUSR2 : SIGUSR1,
-        on_backtrace_request, 0);
+        on_backtrace_request, SA_RESTART);
 }

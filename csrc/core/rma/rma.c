@@ -5,6 +5,7 @@
 #include "../pshm/pshm.h"
 
 GASNETI_TLS gasneti_rma_thread_t gasneti_rma_td;
+GASNETI_TLS gasneti_nbi_counts_t gasneti_nbi_counts;
 
 enum { POOL_BLOCK = 256 };
 
@@ -50,14 +51,15 @@ void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, s
 }
 
 /* ---- explicit handles ------------------------------------------------------------------ */
-void gasnet_wait_syncnb(gasnet_handle_t h) {
+/* The inline parts (gasnet_extended.h) have already let GASNET_INVALID_HANDLE through. */
+void gasneti_wait_syncnb(gasnet_handle_t h) {
   if (h == GASNET_INVALID_HANDLE) return;
   gasneti_op_check_live(h, "gasnet_wait_syncnb");
   gasneti_wait_counter(&h->pending);
   gasneti_op_put(h);
 }
 
-int gasnet_try_syncnb(gasnet_handle_t h) {
+int gasneti_try_syncnb(gasnet_handle_t h) {
   if (h == GASNET_INVALID_HANDLE) return GASNET_OK;
   gasneti_op_check_live(h, "gasnet_try_syncnb");
   gasneti_poll(GASNETI_POLL_ALL);
@@ -85,7 +87,7 @@ static size_t retire_completed(gasnet_handle_t *h, size_t n, size_t *retired) {
   return pending;
 }
 
-void gasnet_wait_syncnb_all(gasnet_handle_t *h, size_t n) {
+void gasneti_wait_syncnb_all(gasnet_handle_t *h, size_t n) {
   for (size_t i = 0; i < n; i++) {
     gasnet_wait_syncnb(h[i]);
     h[i] = GASNET_INVALID_HANDLE;
@@ -112,24 +114,21 @@ int gasnet_try_syncnb_some(gasnet_handle_t *h, size_t n) {
 }
 
 /* ---- implicit handles and access regions ------------------------------------------------ */
-void gasnet_wait_syncnbi_puts(void) { gasneti_wait_counter(&gasneti_rma_td.puts_out); }
-void gasnet_wait_syncnbi_gets(void) { gasneti_wait_counter(&gasneti_rma_td.gets_out); }
-void gasnet_wait_syncnbi_all(void) {
-  gasnet_wait_syncnbi_puts();
-  gasnet_wait_syncnbi_gets();
+void gasneti_wait_nbi_counter(int64_t *counter) {
+  gasneti_wait_counter((_Atomic int64_t *)counter);
 }
 
 int gasnet_try_syncnbi_puts(void) {
   gasneti_poll(GASNETI_POLL_ALL);
-  return counter_done(&gasneti_rma_td.puts_out) ? GASNET_OK : GASNET_ERR_NOT_READY;
+  return counter_done(GASNETI_NBI_PUTS) ? GASNET_OK : GASNET_ERR_NOT_READY;
 }
 int gasnet_try_syncnbi_gets(void) {
   gasneti_poll(GASNETI_POLL_ALL);
-  return counter_done(&gasneti_rma_td.gets_out) ? GASNET_OK : GASNET_ERR_NOT_READY;
+  return counter_done(GASNETI_NBI_GETS) ? GASNET_OK : GASNET_ERR_NOT_READY;
 }
 int gasnet_try_syncnbi_all(void) {
   gasneti_poll(GASNETI_POLL_ALL);
-  return counter_done(&gasneti_rma_td.puts_out) && counter_done(&gasneti_rma_td.gets_out)
+  return counter_done(GASNETI_NBI_PUTS) && counter_done(GASNETI_NBI_GETS)
              ? GASNET_OK
              : GASNET_ERR_NOT_READY;
 }
@@ -153,7 +152,8 @@ gasnet_handle_t gasnet_end_nbi_accessregion(void) {
 }
 
 /* ---- value gets ------------------------------------------------------------------------- */
-gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src, size_t nbytes) {
+/* What the inline part leaves: AM-path value gets (and direct ones it cannot encode). */
+gasnet_valget_handle_t gasneti_get_nb_val(gasnet_node_t node, void *src, size_t nbytes) {
   GASNETI_RMA_CHECK("gasnet_get_nb_val", node, src, nbytes);
   gasneti_op_t *op = gasneti_op_get();
   if (gasneti_pshm_reach[node]) {
@@ -166,7 +166,7 @@ gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src, size_t n
   return (gasnet_valget_handle_t)op;
 }
 
-gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) {
+gasnet_register_value_t gasneti_wait_syncnb_valget(gasnet_valget_handle_t handle) {
   gasneti_op_t *op = &handle->op;
   gasneti_op_check_live(op, "gasnet_wait_syncnb_valget");
   gasneti_wait_counter(&op->pending);

@@ -18,12 +18,20 @@ struct gasneti_valget {
 };
 
 /* Per client thread: a pool of operations (refilled in blocks, so issuing allocates nothing
- * in the steady state), implicit-operation counters, and the open access region. */
+ * in the steady state) and the open access region. The implicit-operation counters are
+ * gasneti_nbi_counts (gasnet_extended.h), which clients read inline. */
 typedef struct {
   gasneti_op_t *free_ops;
-  _Atomic int64_t puts_out, gets_out;
   gasneti_op_t *region;
 } gasneti_rma_thread_t;
+
+/* The implicit-operation counters as the atomics they are (the public header declares plain
+ * int64_t for C++ clients and accesses them with __atomic builtins: same size and layout). */
+_Static_assert(sizeof(_Atomic int64_t) == sizeof(int64_t) &&
+                  _Alignof(_Atomic int64_t) == _Alignof(int64_t),
+              "the nbi counters are shared as plain and atomic int64_t");
+#define GASNETI_NBI_PUTS ((_Atomic int64_t *)&gasneti_nbi_counts.puts_out)
+#define GASNETI_NBI_GETS ((_Atomic int64_t *)&gasneti_nbi_counts.gets_out)
 
 extern GASNETI_TLS gasneti_rma_thread_t gasneti_rma_td;
 

@@ -124,7 +124,7 @@ static void target_open(target_t *t, int kind, bool is_put) {
     t->counter = &t->op->pending;
   } else {
     gasneti_rma_thread_t *td = &gasneti_rma_td;
-    t->counter = td->region ? &td->region->pending : is_put ? &td->puts_out : &td->gets_out;
+    t->counter = td->region ? &td->region->pending : is_put ? GASNETI_NBI_PUTS : GASNETI_NBI_GETS;
   }
 }
 

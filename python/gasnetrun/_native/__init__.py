@@ -138,6 +138,11 @@ def exit_timeout(env: dict[str, str], ranks: int) -> float:
     return float(value)
 
 
+def leave_signal() -> int:
+    """The signal that asks a rank to leave (the runtime runs the client's SIGQUIT handler)."""
+    return int(_lib().gasneti_exit_leave_signal())
+
+
 def exit_grace(timeout: float) -> float:
     """Seconds ranks get to leave by themselves once one has (the C supervisor's rule too)."""
     return float(_lib().gasneti_exit_grace(timeout))

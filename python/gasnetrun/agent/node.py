@@ -15,6 +15,7 @@ from functools import partial
 from typing import Callable
 
 from ..loop import Loop
+from ..signames import signal_name
 from ..resources import HostMemory, ensure_descriptors, descriptors_needed, shared_memory_need
 from .agent import Agent, AgentSpec, Upstream
 from .output import Sink
@@ -203,7 +204,7 @@ class TreeNode:
         if self.finished:
             return
         host = self.nodes[index].host
-        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"code {code}"
+        how = f"signal {signal_name(-code)}" if code < 0 else f"code {code}"
         what = "the agent" if self.is_local(host) else "ssh"
         if index not in self.checked:
             self._problem(f"host {host}: its agent could not start ({what} ended with {how}; "
