@@ -161,7 +161,7 @@ static void bench_report(const char *bench, const char *path, size_t size, const
  * rank 1's segment at offset (two lines there are used), reached by rank 0 via its PSHM
  * mapping. Reported as pshm_line_rtt so latencies can be read as a ratio to it; nothing when
  * ranks 0 and 1 share no memory. Both ranks call it. */
-static void bench_line_rtt(const gasnet_seginfo_t *seg, uintptr_t offset, long iters) {
+static __attribute__((unused)) void bench_line_rtt(const gasnet_seginfo_t *seg, uintptr_t offset, long iters) {
   gasnet_nodeinfo_t info[2];
   gasnet_getNodeInfo(info, 2);
   if (info[0].supernode != info[1].supernode) return;

@@ -72,6 +72,15 @@ typedef struct {
   uintptr_t size;
 } gasnet_seginfo_t;
 
+/* One piece of a vector transfer (gasnet_vis.h); gasnet.h defines it, as GASNet's does. */
+#ifndef _GASNET_MEMVEC_T
+#define _GASNET_MEMVEC_T
+typedef struct {
+  void *addr;
+  size_t len;
+} gasnet_memvec_t;
+#endif
+
 /* Where each rank lives: its host, its shared-memory supernode, and the offset to add to an
  * address in its segment to reach the same byte through this process's cross-mapping (0 when
  * the rank is not in the caller's supernode, or is the caller). */

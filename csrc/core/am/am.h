@@ -20,6 +20,9 @@ enum {
   GASNETI_HANDLER_MEMSET = 7,     /* Short request: memset; replies DONE */
   GASNETI_HANDLER_PUT_WORD = 8,   /* Short request: one word store (1-8 bytes); replies DONE */
   GASNETI_HANDLER_GET_WORD = 9,   /* Short reply to GET: one word, stored at the destination */
+  GASNETI_HANDLER_VIS_PUT = 10,   /* Medium request: packed runs to scatter; replies DONE */
+  GASNETI_HANDLER_VIS_GET = 11,   /* Medium request: runs to gather; replies VIS_GET_REPLY */
+  GASNETI_HANDLER_VIS_GET_REPLY = 12, /* Medium reply: packed runs to scatter, then complete */
   GASNETI_HANDLER_LAST_INTERNAL = 127,
   GASNETI_HANDLER_FIRST_CLIENT = 128
 };

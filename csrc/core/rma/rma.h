@@ -49,6 +49,24 @@ void gasneti_op_put(gasneti_op_t *op);
 void gasneti_wait_counter(_Atomic int64_t *counter);
 
 void gasneti_rma_am_init(void);
+
+/* Where the completions of one operation are counted, by kind (GASNETI_RMA_*): a blocking
+ * operation on the caller's stack, nb on a new handle, nbi on the thread's counters or open
+ * access region. Every AM is added before it is sent, so a fast reply cannot underflow. */
+typedef struct {
+  _Atomic int64_t *counter;
+  gasneti_op_t *op;      /* NB: the handle to return */
+  _Atomic int64_t local; /* BLOCKING */
+} gasneti_target_t;
+void gasneti_target_open(gasneti_target_t *t, int kind, bool is_put);
+static inline void gasneti_target_add(gasneti_target_t *t) {
+  atomic_fetch_add_explicit(t->counter, 1, memory_order_relaxed);
+}
+/* Blocking: waits. NB: the handle, or GASNET_INVALID_HANDLE when already complete. */
+gasnet_handle_t gasneti_target_close(gasneti_target_t *t, int kind);
+/* A put over AMs (Long requests, pipelined) whose chunks complete on this counter. */
+void gasneti_put_am_counted(gasnet_node_t node, void *dest, const void *src, size_t n,
+                            _Atomic int64_t *counter);
 /* A get over AMs whose chunks complete on this counter (value gets count on their op). */
 void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, size_t n,
                             _Atomic int64_t *counter);

@@ -107,14 +107,7 @@ void gasneti_rma_am_init(void) {
   gasneti_register_internal_handler(GASNETI_HANDLER_GET_WORD, (gasneti_handler_fn)get_word_handler);
 }
 
-/* Where completions of this operation are counted, by kind. */
-typedef struct {
-  _Atomic int64_t *counter;
-  gasneti_op_t *op;       /* NB: the handle to return */
-  _Atomic int64_t local;  /* BLOCKING: counted on the caller's stack */
-} target_t;
-
-static void target_open(target_t *t, int kind, bool is_put) {
+void gasneti_target_open(gasneti_target_t *t, int kind, bool is_put) {
   t->op = NULL;
   atomic_store_explicit(&t->local, 0, memory_order_relaxed);
   if (kind == GASNETI_RMA_BLOCKING) {
@@ -128,10 +121,7 @@ static void target_open(target_t *t, int kind, bool is_put) {
   }
 }
 
-/* One more AM to wait for: counted before it is sent, so a fast reply cannot underflow. */
-static void target_add(target_t *t) { atomic_fetch_add_explicit(t->counter, 1, memory_order_relaxed); }
-
-static gasnet_handle_t target_close(target_t *t, int kind) {
+gasnet_handle_t gasneti_target_close(gasneti_target_t *t, int kind) {
   if (kind == GASNETI_RMA_BLOCKING) {
     gasneti_wait_counter(&t->local);
     return GASNET_INVALID_HANDLE;
@@ -148,27 +138,32 @@ static gasnet_handle_t target_close(target_t *t, int kind) {
 
 gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, size_t n,
                                int kind) {
-  target_t t;
-  target_open(&t, kind, true);
+  gasneti_target_t t;
+  gasneti_target_open(&t, kind, true);
   if (gasneti_is_word_size(n) && gasneti_word_aligned(dest, n)) {
     gasneti_word_t w = gasneti_word_load(src, n);
-    target_add(&t);
+    gasneti_target_add(&t);
     gasneti_am_request_internal(node, GASNETI_HANDLER_PUT_WORD, GASNETI_AM_SHORT, NULL, 0, NULL,
                                 7, (gasnet_handlerarg_t[]){PTR_ARGS(dest), WORD_ARGS(w),
                                                            (gasnet_handlerarg_t)n,
                                                            PTR_ARGS(t.counter)});
-    return target_close(&t, kind);
+    return gasneti_target_close(&t, kind);
   }
+  gasneti_put_am_counted(node, dest, src, n, t.counter);
+  return gasneti_target_close(&t, kind);
+}
+
+void gasneti_put_am_counted(gasnet_node_t node, void *dest, const void *src, size_t n,
+                            _Atomic int64_t *counter) {
   const size_t chunk = gasnet_AMMaxLongRequest();
   for (size_t off = 0; off < n; off += chunk) {
     size_t len = n - off < chunk ? n - off : chunk;
-    target_add(&t);
+    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
     /* Long requests copy the source before returning: non-bulk puts may reuse it at once. */
-    gasneti_am_request_internal(node, GASNETI_HANDLER_PUT, GASNETI_AM_LONG, (uint8_t *)src + off,
+    gasneti_am_request_internal(node, GASNETI_HANDLER_PUT, GASNETI_AM_LONG, (const uint8_t *)src + off,
                                 len, (uint8_t *)dest + off, 2,
-                                (gasnet_handlerarg_t[]){PTR_ARGS(t.counter)});
+                                (gasnet_handlerarg_t[]){PTR_ARGS(counter)});
   }
-  return target_close(&t, kind);
 }
 
 void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, size_t n,
@@ -198,20 +193,20 @@ void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, siz
 
 gasnet_handle_t gasneti_get_am(void *dest, gasnet_node_t node, const void *src, size_t n,
                                int kind) {
-  target_t t;
-  target_open(&t, kind, false);
+  gasneti_target_t t;
+  gasneti_target_open(&t, kind, false);
   gasneti_get_am_counted(dest, node, src, n, t.counter);
-  return target_close(&t, kind);
+  return gasneti_target_close(&t, kind);
 }
 
 gasnet_handle_t gasneti_memset_am(gasnet_node_t node, void *dest, int val, size_t n, int kind) {
-  target_t t;
-  target_open(&t, kind, true);
+  gasneti_target_t t;
+  gasneti_target_open(&t, kind, true);
   if (n) {
-    target_add(&t);
+    gasneti_target_add(&t);
     gasneti_am_request_internal(node, GASNETI_HANDLER_MEMSET, GASNETI_AM_SHORT, NULL, 0, NULL, 7,
                            (gasnet_handlerarg_t[]){PTR_ARGS(dest), val, PTR_ARGS((uintptr_t)n),
                                                    PTR_ARGS(t.counter)});
   }
-  return target_close(&t, kind);
+  return gasneti_target_close(&t, kind);
 }
