@@ -38,3 +38,15 @@ def pc_text(prefix: str, conduit: str, mode: str, version: str, link_opt: list[s
             f"-I${{includedir}}/{conduit}-conduit -pthread\n"
             f"Libs: -L${{libdir}} -lgasnet-{conduit}-{lib_mode} -pthread {' '.join(link_opt)}\n"
             f"Libs.private: {extra} -lrt -lm\n")
+
+
+def tools_mak_text(prefix: str, cc: str, mode: str, define: str, opt: list[str],
+                   link_opt: list[str]) -> str:
+    """The fragment of a program that uses the tools library alone (no conduit)."""
+    return (f"# gasnet_tools-{mode}.mak: include in a Makefile to use libgasnet_tools-{mode}\n"
+            f"GASNETTOOLS_PREFIX = {prefix}\n"
+            f"GASNETTOOLS_CC = {cc}\n"
+            f"GASNETTOOLS_CPPFLAGS = -D_GNU_SOURCE=1 -D{define} -I$(GASNETTOOLS_PREFIX)/include\n"
+            f"GASNETTOOLS_CFLAGS = {' '.join(opt[:1])} -pthread\n"
+            f"GASNETTOOLS_LDFLAGS = -pthread {' '.join(link_opt)}\n"
+            f"GASNETTOOLS_LIBS = -L$(GASNETTOOLS_PREFIX)/lib -lgasnet_tools-{mode} -lrt -lm\n")

@@ -19,7 +19,7 @@
 #include "../knobs.h"
 #include "diagnose.h"
 
-volatile int gasnet_frozen; /* GASNet-1's name: a debugger sets it to 0 to continue */
+extern volatile int gasnet_frozen; /* tools_errors.c (GASNet-1's name): a debugger clears it */
 
 static bool backtrace_on_error, freeze_on_error;
 static char addr2line[256]; /* found in PATH at init; empty: frames are named by dladdr */

@@ -1,0 +1,79 @@
+"""The GASNet tools (gasnet_tools.h): the standalone libgasnet_tools-{seq,par} run by a program
+with no conduit, and the same tools inside every conduit library for GASNet clients."""
+import subprocess
+
+import pytest
+
+from conftest import BUILDS, built, job_env
+
+
+@pytest.fixture(params=list(BUILDS), scope="module")
+def tools_build(request):
+    build = built(request.param)
+    if not (build.path / "tools").is_dir():
+        pytest.skip("this build has no standalone tools programs")
+    return build
+
+
+def tools_program(build, mode):
+    return str(build.path / "tools" / f"tools_test-{mode}")
+
+
+def run(args):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, env=job_env())
+
+
+@pytest.mark.parametrize("mode,model", [("seq", "SEQ"), ("par", "PAR")])
+def test_standalone_library_passes_every_group_of_checks(tools_build, mode, model):
+    proc = run([tools_program(tools_build, mode)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"tools_test: OK ({model})" in proc.stdout
+
+
+def test_malformed_integer_is_a_fatal_error_naming_it(tools_build):
+    proc = run([tools_program(tools_build, "seq"), "parse", "12x"])
+    assert proc.returncode != 0
+    assert "'12x' is not an integer" in proc.stderr and "K, M, G or T" in proc.stderr
+    assert run([tools_program(tools_build, "seq"), "parse", "3k"]).stdout.strip() == "3072"
+
+
+def test_fatalerror_prints_and_aborts(tools_build):
+    proc = run([tools_program(tools_build, "par"), "fatal"])
+    assert proc.returncode != 0
+    assert "FATAL ERROR: tools_test says 42" in proc.stderr
+
+
+def test_backtrace_names_the_program(tools_build):
+    proc = run([tools_program(tools_build, "seq"), "backtrace"])
+    assert proc.returncode == 0, proc.stderr
+    assert "tools_test-seq" in proc.stdout and "backtrace of pid" in proc.stdout
+
+
+def test_client_of_one_model_linked_with_the_other_library_fails_naming_it(tools_build, tmp_path):
+    src = tmp_path / "single.c"
+    src.write_text("#include <gasnet_tools.h>\nint main(void) { return gasnett_cpu_count() < 0; }\n")
+    sanitizers = ["-fsanitize=address,undefined"] if tools_build.name == "debug" else []
+
+    def link(library):
+        return run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-DGASNETT_THREAD_SINGLE", *sanitizers,
+                    f"-I{tools_build.path / 'include'}", str(src), "-o", str(tmp_path / "single"),
+                    f"-L{tools_build.path / 'lib'}", library, "-lrt"])
+
+    proc = link("-lgasnet_tools-par")
+    assert proc.returncode != 0
+    assert "gasnett_linkconfig_threadmodel_SEQ" in proc.stderr
+    proc = link("-lgasnet_tools-seq")
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["seq", "par"])
+def test_gasnet_client_gets_the_tools_from_its_conduit_library(build, mode):
+    result = build.job(3, "tools_client", mode=mode)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("OK") == 3, result.describe()
+
+
+def test_tools_fatalerror_in_a_client_ends_the_job_naming_the_rank(build):
+    result = build.job(2, "tools_client", "fatal")
+    assert result.returncode != 0, result.describe()
+    assert "tools_client gives up on rank 0" in result.stderr, result.describe()
