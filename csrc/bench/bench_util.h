@@ -113,7 +113,7 @@ static int bench_hosts(void) {
 }
 
 /* Whether ranks 0 and 1 share memory (the path their traffic takes). */
-static int bench_same_supernode(void) {
+static __attribute__((unused)) int bench_same_supernode(void) {
   gasnet_nodeinfo_t info[2];
   gasnet_getNodeInfo(info, 2);
   return info[0].supernode == info[1].supernode;

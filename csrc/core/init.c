@@ -8,6 +8,7 @@
 #include "knobs.h"
 #include "pshm/pshm.h"
 #include "rma/rma.h"
+#include "coll/coll.h"
 #include "vis/vis.h"
 
 gasnet_node_t gasneti_mynode, gasneti_nodes;
@@ -90,6 +91,7 @@ int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsiz
   gasneti_barrier_init(); /* every handler exists before anything can arrive */
   gasneti_rma_am_init();
   gasneti_vis_am_init();
+  gasneti_coll_am_init();
   gasneti_segment_attach(segsize);
   gasnetc_attach(gasneti_seginfo[gasneti_mynode].addr, gasneti_seginfo[gasneti_mynode].size);
   gasneti_boot->barrier(); /* every rank's handlers and segment are ready */
