@@ -97,3 +97,25 @@ def test_rma_bench_reports_every_result_with_its_path(opt_build, maxsize, path):
         assert {8, 64, 512, 4096} <= {r["size"] for r in recs if r["bench"] == f"{form}_latency"}
     assert sorted({r["size"] for r in recs if r["bench"] == "put_bulk_bw"}) == \
         [4096, 65536, 1 << 20, 4 << 20]
+
+
+@pytest.mark.parametrize("maxsize,path", [(None, "direct"), ("1", "am")])
+def test_vis_bench_reports_strided_loop_and_memcpy_columns_in_one_run(opt_build, maxsize, path):
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    recs = records(opt_build.run(["-n", "2", opt_build.program("bench", "vis_bench"), "--json",
+                                  "--quick"], env=env))
+    benches = {"column_memcpy", "column_get_strided", "column_get_loop", "column_put_strided",
+               "column_put_loop"}
+    assert {r["bench"] for r in recs} == benches
+    for bench in benches:
+        assert sorted(r["size"] for r in recs if r["bench"] == bench) == [512, 4096, 32768]
+    assert {r["path"] for r in recs if r["bench"] != "column_memcpy"} == {path}
+
+
+def test_coll_bench_reports_collectives_beside_put_loops(opt_build):
+    recs = records(opt_build.run(["-n", "3", opt_build.program("bench", "coll_bench"), "--json",
+                                  "--quick"]))
+    assert {r["bench"] for r in recs} == {"coll_broadcast", "loop_broadcast", "coll_exchange",
+                                          "loop_exchange"}
+    assert all(r["ranks"] == 3 for r in recs)
+    assert sorted({r["size"] for r in recs}) == [8, 4096, 65536, 1 << 20]

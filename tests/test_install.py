@@ -120,3 +120,47 @@ def test_install_has_the_gasnet1_layout_clients_check(prefix, tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.count("release 1.30 on rank") == 2
     assert (prefix / "bin" / "gasnetrun_udp").is_file()
+
+
+@pytest.mark.parametrize("conduit,mode", [("smp", "seq"), ("smp", "parsync"), ("udp", "seq"),
+                                          ("udp", "par")])
+def test_client_project_configures_builds_and_runs_against_the_install(prefix, tmp_path,
+                                                                        conduit, mode):
+    """tests/client_project: a GASNet-1 client with its own configure (release, conduit
+    directory, headers) and Makefile (the installed .mak), using the tools, VIS and the
+    collectives, run with gasnetrun_<conduit>."""
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "tests" / "client_project", project)
+    proc = subprocess.run(["./configure", f"--with-gasnet={prefix}", f"--with-conduit={conduit}",
+                           f"--with-mode={mode}"], cwd=project, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "checking GASNet release... 1.30.0" in proc.stdout
+    env = job_env({"GASNET_SUPERNODE_MAXSIZE": "1"} if conduit == "udp" else None)
+    proc = subprocess.run(["make", "check"], cwd=project, capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count(f"OK ({conduit.upper()} conduit, release 1.30") == 3, proc.stdout
+
+
+def test_client_project_configure_refuses_what_is_not_an_install(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "tests" / "client_project", project)
+    proc = subprocess.run(["./configure", f"--with-gasnet={tmp_path}"], cwd=project,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "not a GASNet install" in proc.stderr
+
+
+def test_tools_library_is_installed_for_programs_without_a_conduit(prefix, tmp_path):
+    for mode in ("seq", "par"):
+        assert (prefix / "lib" / f"libgasnet_tools-{mode}.a").is_file()
+        assert f"-lgasnet_tools-{mode}" in (prefix / "include" / f"gasnet_tools-{mode}.mak").read_text()
+    (tmp_path / "t.c").write_text("#include <gasnet_tools.h>\n#include <stdio.h>\n"
+                                  "int main(void) { printf(\"%d\\n\", gasnett_cpu_count() > 0); }\n")
+    (tmp_path / "Makefile").write_text(
+        f"include {prefix}/include/gasnet_tools-par.mak\n"
+        "t: t.c\n\t$(GASNETTOOLS_CC) $(GASNETTOOLS_CPPFLAGS) $(GASNETTOOLS_CFLAGS) t.c -o t "
+        "$(GASNETTOOLS_LDFLAGS) $(GASNETTOOLS_LIBS)\n")
+    proc = subprocess.run(["make"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert subprocess.run([str(tmp_path / "t")], capture_output=True, text=True).stdout == "1\n"
