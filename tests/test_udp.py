@@ -113,6 +113,21 @@ def test_eight_ranks_all_to_all_through_5_percent_loss(udp_build, lossy_net):
         assert proc.stdout.count(f"{program}: rank") == 8
 
 
+@pytest.mark.parametrize("credits", [
+    {"GASNET_AM_CREDITS_PP": "1", "GASNET_AM_CREDITS_SLACK": "1"},
+    {"GASNET_AM_CREDITS_PP": "4", "GASNET_AM_CREDITS_SLACK": "64"},
+    {"GASNET_AM_CREDITS_TOTAL": "1"},
+], ids=["pp1-slack1", "slack-above-pp", "total1"])
+def test_credits_banked_by_a_silent_responder_come_back(udp_build, credits):
+    """Requests whose handlers do not reply leave their credits banked at the responder; once
+    the requester runs out it sends nothing more, so the responder must return them with its
+    acknowledgement whatever the slack (a slack >= _PP or a total spread over peers used to
+    hang the flood forever)."""
+    result = udp_build.job(3, "flood_test", env={**NO_PSHM, **credits}, timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert "rank 0 received all 100000 requests" in result.stdout, result.describe()
+
+
 # ---- peers that stop answering, ranks that stop polling -------------------------------------
 def test_a_peer_that_never_answers_ends_the_job_after_requesttimeout_max(udp_build):
     result = udp_build.job(3, "exit_test", "freeze", "1",

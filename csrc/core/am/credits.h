@@ -2,8 +2,11 @@
  * rules: a request consumes a credit for its destination (and one of the rank's total); the
  * reply that answers it returns it. A responder whose handler sends no reply owes the credit
  * (an implicit reply) and banks it; banked credits ride back on its next message to that
- * peer, or in a hidden reply once more than GASNET_AM_CREDITS_SLACK are banked. Not thread
- * safe: the conduit calls it under its own lock. */
+ * peer, or in a hidden reply once more than GASNET_AM_CREDITS_SLACK are banked. The slack
+ * alone could strand credits (a slack >= _PP, or a sender whose _TOTAL is spread over peers
+ * that each bank some and then fall silent): a conduit also returns whatever is owed when it
+ * would otherwise acknowledge the peer's traffic alone. Not thread safe: the conduit calls it
+ * under its own lock. */
 #ifndef GASNETI_CREDITS_H
 #define GASNETI_CREDITS_H
 
@@ -46,6 +49,9 @@ static inline int gasneti_credit_collect(gasneti_credits_t *c, int peer) {
   c->owed[peer] = 0;
   return n;
 }
+
+/* Credits banked for peer. */
+static inline int gasneti_credit_owed(const gasneti_credits_t *c, int peer) { return c->owed[peer]; }
 
 /* More than the slack is owed: return it in a hidden reply without waiting for traffic. */
 static inline bool gasneti_credit_overdue(const gasneti_credits_t *c, int peer) {
