@@ -164,3 +164,15 @@ def test_tools_library_is_installed_for_programs_without_a_conduit(prefix, tmp_p
     proc = subprocess.run(["make"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert subprocess.run([str(tmp_path / "t")], capture_output=True, text=True).stdout == "1\n"
+
+
+def test_installed_gasnet_tune_sweeps_with_the_installed_benchmarks(prefix, tmp_path):
+    """gasnet-tune under the prefix finds its package, gasnetrun and the benchmarks there."""
+    for conduit in ("smp", "udp"):
+        assert (prefix / "lib" / "gasnet" / "bench" / conduit / "am_bench-seq").is_file()
+    out = tmp_path / "tune"
+    proc = subprocess.run([str(prefix / "bin" / "gasnet-tune"), "sweep", "-n", "2", "--knobs",
+                           "GASNET_BARRIER", "--budget", "6runs", "--out", str(out)],
+                          env=job_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / "tuned.env").read_text().startswith("# gasnet-tune")

@@ -1,5 +1,6 @@
 """The launcher's Python type-checks clean with the settings in pyproject.toml: the gasnetrun
-package, and each spawner's launch side (spawners/*/launch.py, which imports gasnetrun.*)."""
+package, gasnet-tune's (python/tuner), and each spawner's launch side (spawners/*/launch.py,
+which imports gasnetrun.*)."""
 from __future__ import annotations
 
 import shutil
@@ -45,3 +46,8 @@ def test_spawner_launch_sides_type_check(cache_dir: Path) -> None:
             failures.append(f"mypy {path} (exit {result.returncode}):\n"
                             f"{result.stdout}{result.stderr}")
     assert not failures, "\n".join(failures)
+
+
+def test_tuner_package_type_checks(cache_dir: Path) -> None:
+    result = mypy(cache_dir, "python/tuner")
+    assert result.returncode == 0, f"mypy python/tuner:\n{result.stdout}{result.stderr}"

@@ -40,7 +40,7 @@ static const gasneti_knob_t table[] = {
      "all", "How a rank waits for communication: spin (poll), block (poll, then give the core "
      "away), spinblock (poll a while first); auto spins unless the host's ranks outnumber its "
      "cores. Use block when hosts share cores (virtual machines, containers on one machine).",
-     NOT_TUNED},
+     1, "spin,block,spinblock", NULL},
     /* ---- signals and debugging (GASNet-1's names) ---- */
     {"GASNET_BACKTRACE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
      "A rank that hits a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) or a fatal "

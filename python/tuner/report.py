@@ -1,0 +1,152 @@
+"""What a sweep found: the result document (report.json), its Markdown form (report.md), the
+environment file gasnetrun loads (tuned.env), and the table printed on the terminal."""
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def num(x: float | None) -> float:
+    """A number of report.json (which stores infinities as null: strict JSON has none)."""
+    return math.nan if x is None else float(x)
+
+
+def clean(obj: Any) -> Any:
+    """obj with every non-finite float made null, for strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean(v) for v in obj]
+    return obj
+
+
+def value_of(cost: float | None, better: str) -> float:
+    """A cost back in the objective's own unit (single objectives)."""
+    cost = num(cost)
+    if math.isnan(cost):
+        return math.nan
+    if not math.isfinite(cost):
+        return math.inf if better == "lower" else 0.0
+    return math.exp(cost) if better == "lower" else math.exp(-cost)
+
+
+def interval(est: dict[str, Any], better: str) -> tuple[float, float, float]:
+    """(median, low, high) of a cost estimate in the objective's unit."""
+    med = value_of(est["median"], better)
+    a, b = value_of(est["low"], better), value_of(est["high"], better)
+    if math.isnan(a) or math.isnan(b):
+        return med, math.nan, math.nan
+    return med, min(a, b), max(a, b)
+
+
+def fmt(x: float) -> str:
+    if not math.isfinite(x):
+        return "-" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return f"{x:.4g}"
+
+
+def fmt_gain(g: dict[str, float]) -> str:
+    def pct(x: float | None) -> str:
+        x = num(x)
+        if math.isnan(x):
+            return "-"
+        return f"{x * 100:+.1f}%" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+    return f"{pct(g['median'])} (95% interval {pct(g['low'])} .. {pct(g['high'])})"
+
+
+def figure_line(doc: dict[str, Any], name: str) -> str:
+    med, lo, hi = interval(doc[name], doc["better"])
+    return f"{fmt(med)} {doc['unit']} (95% interval {fmt(lo)} .. {fmt(hi)}, {doc[name]['n']} runs)"
+
+
+def verdict(doc: dict[str, Any]) -> str:
+    if doc["significant"]:
+        return f"better by {fmt_gain(doc['gain'])}: recommended"
+    return "no significant gain: the defaults are kept"
+
+
+def env_text(doc: dict[str, Any]) -> str:
+    lines = ["# gasnet-tune: the recommended environment; load it with",
+             "#   gasnetrun --env-file tuned.env ...",
+             f"# conduit: {doc['conduit']}, ranks: {doc['ranks']}, hosts: "
+             f"{doc['hosts'] or 'this host'}, spawner: {doc['spawner'] or 'gasnetrun default'}",
+             f"# objective: {doc['objective']} ({doc['objective_detail']})",
+             f"# date: {doc['date']}, search: {doc['method']}, {doc['runs']} runs, "
+             f"seed {doc['seed']}",
+             f"# improvement over the baseline: {fmt_gain(doc['gain'])}",
+             f"# verdict: {verdict(doc)}"]
+    if doc["base_env"]:
+        lines.append("# measured on top of: " + " ".join(f"{k}={v}"
+                                                          for k, v in doc["base_env"].items()))
+    changed = doc["recommended"]
+    if not changed:
+        lines.append("# (nothing to set: the defaults are kept)")
+    lines += [f"{k}={v}" for k, v in changed.items()]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    out = [f"# gasnet-tune report: {doc['objective']} on {doc['conduit']}", "",
+           f"- ranks: {doc['ranks']}, hosts: {doc['hosts'] or 'this host'}, "
+           f"spawner: {doc['spawner'] or 'gasnetrun default'}",
+           f"- objective: {doc['objective']} ({doc['objective_detail']})",
+           f"- search: {doc['method']}; {doc['runs']} runs, budget {doc['budget']}, "
+           f"seed {doc['seed']}, {doc['date']}",
+           f"- baseline: {figure_line(doc, 'baseline')}",
+           f"- best point: {figure_line(doc, 'best')}",
+           f"- gain: {fmt_gain(doc['gain'])}", f"- **verdict: {verdict(doc)}**", "",
+           "| knob | default (baseline) | recommended | best point | values tried |",
+           "|---|---|---|---|---|"]
+    for k in doc["knobs"]:
+        rec = doc["recommended"].get(k["name"], "(keep)")
+        out.append(f"| `{k['name']}` | {k['baseline'] or '(computed)'} | {rec} | "
+                   f"{k['best']} | {', '.join(k['values'])} |")
+    out += ["", "## Points measured (best first)", "",
+            "| point | setting | median | 95% interval | runs |", "|---|---|---|---|---|"]
+    for p in doc["points"][:30]:
+        med, lo, hi = interval(p, doc["better"])
+        setting = " ".join(f"{k}={v}" for k, v in p["env"].items()) or "(baseline)"
+        status = " (failed)" if p["failed"] else ""
+        out.append(f"| {p['id']} | {setting}{status} | {fmt(med)} | {fmt(lo)} .. {fmt(hi)} | "
+                   f"{p['n']} |")
+    if doc.get("plots"):
+        out += ["", "## Plots", ""] + [f"![{os.path.basename(p)}]({os.path.basename(p)})"
+                                       for p in doc["plots"]]
+    return "\n".join(out) + "\n"
+
+
+def write(out_dir: str, doc: dict[str, Any]) -> None:
+    with open(os.path.join(out_dir, "report.json"), "w", encoding="utf-8") as f:
+        json.dump(clean(doc), f, indent=1, allow_nan=False)
+    with open(os.path.join(out_dir, "report.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(doc))
+    with open(os.path.join(out_dir, "tuned.env"), "w", encoding="utf-8") as f:
+        f.write(env_text(doc))
+
+
+def show(doc: dict[str, Any], console: Console) -> None:
+    table = Table(title=f"gasnet-tune: {doc['objective']} on {doc['conduit']}, "
+                        f"{doc['ranks']} ranks ({doc['method']}, {doc['runs']} runs)")
+    table.add_column("knob")
+    table.add_column("default")
+    table.add_column("recommended")
+    table.add_column("best point")
+    table.add_column("values tried")
+    for k in doc["knobs"]:
+        table.add_row(k["name"], k["baseline"] or "(computed)",
+                      doc["recommended"].get(k["name"], "(keep)"), k["best"],
+                      ",".join(k["values"]))
+    console.print(table)
+    console.print(f"baseline:   {figure_line(doc, 'baseline')}")
+    console.print(f"best point: {figure_line(doc, 'best')}")
+    console.print(f"gain:       {fmt_gain(doc['gain'])}")
+    console.print(f"verdict:    {verdict(doc)}")
+    console.print(f"written:    {doc['out_dir']}/tuned.env, report.md, report.json"
+                  + ("".join(f", {os.path.basename(p)}" for p in doc.get("plots", []))))

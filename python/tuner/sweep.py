@@ -1,0 +1,196 @@
+"""gasnet-tune sweep: calibrate on the baseline, plan the budget, search, confirm, decide,
+and write the report; resumable from DIR/state.json after Ctrl-C."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from . import plots, report, stats
+from .common import budget_of, conduit_of, gasnet_env, make_runner, objective_of
+from .errors import TuneError, UsageError
+from .objectives import Objective
+from .runner import Runner
+from .search import BASELINE, CALIBRATION, Plan, Search, make_plan
+from .space import Space, file_space, table_space
+from .state import SavedRun, State, open_state
+
+MIN_RUNS = 6
+
+
+def _space(args: argparse.Namespace, conduit: str, env: dict[str, str]) -> Space:
+    if args.knobs is not None and args.space is not None:
+        raise UsageError("--knobs and --space exclude each other: give one")
+    if args.space is not None:
+        return file_space(args.space, conduit, env)
+    names = None
+    if args.knobs is not None:
+        names = [n.strip() for n in args.knobs.split(",")]
+        if not all(names):
+            raise UsageError(f"--knobs {args.knobs!r}: expected K1,K2,... (knob names)")
+    return table_space(conduit, names, env)
+
+
+class Measurer:
+    """Runs a point once, or replays the saved run the search asks for again on resume."""
+
+    def __init__(self, state: State, space: Space, runner: Runner, objective: Objective,
+                 progress: Progress, task: Any) -> None:
+        self.state, self.space, self.runner, self.objective = state, space, runner, objective
+        self.progress, self.task = progress, task
+        self.pos = 0
+
+    def __call__(self, pid: str) -> float:
+        if self.pos < len(self.state.runs):
+            saved = self.state.runs[self.pos]
+            if saved.point != pid:
+                raise TuneError(f"{self.state.path}: run {self.pos} was of {saved.point}, the "
+                                f"search now asks for {pid}: the file does not belong to this "
+                                "sweep (use --restart)")
+            self.pos += 1
+            self.progress.advance(self.task)
+            return math.inf if saved.cost is None else saved.cost
+        if pid not in self.state.points:
+            self.state.points[pid] = self.space.env(self.space.point_of(pid))
+        result = self.runner.run(self.state.points[pid])
+        cost: float | None = None
+        if result.error is None:
+            try:
+                cost = self.objective.cost(result.records)
+            except TuneError as err:  # fatal at the baseline (below), a failed point elsewhere
+                result.error = str(err)
+        if result.error is None and cost is not None:
+            if not self.state.meta and self.objective.single:
+                unit, better = self.objective.unit_and_direction(result.records)
+                self.state.meta = {"unit": unit, "better": better}
+        elif pid == BASELINE:
+            raise TuneError(f"the baseline run failed: {result.error}")
+        run_index = sum(1 for r in self.state.runs if r.point == pid)
+        self.state.add_records(pid, run_index, result.records, result.error)
+        self.state.runs.append(SavedRun(pid, cost, result.seconds, result.error))
+        self.state.save()
+        self.pos += 1
+        self.progress.advance(self.task)
+        return math.inf if cost is None else cost
+
+
+def _plan(args: argparse.Namespace, space: Space, runs: int) -> Plan:
+    plan = make_plan(args.method, space, runs)
+    if isinstance(plan, str):
+        raise UsageError(f"--budget {args.budget} ({runs} runs): {plan}")
+    return plan
+
+
+def sweep(args: argparse.Namespace, bin_dir: str, console: Console) -> int:
+    env = dict(os.environ)
+    conduit = conduit_of(args)
+    objective = objective_of(args)
+    space = _space(args, conduit, env)
+    budget = budget_of(args, MIN_RUNS)
+    if budget.runs is not None:
+        _plan(args, space, budget.runs)  # refuse a budget that cannot fit before any run
+    runner = make_runner(args, bin_dir, objective, env)
+    base_env = gasnet_env(env)
+    if (conduit != "smp" and not args.hosts and base_env.get("GASNET_SUPERNODE_MAXSIZE") != "1"
+            and args.program is None):
+        console.print(f"[yellow]note:[/] all {args.n} ranks share one host, so they talk "
+                      "through shared memory and the network knobs change nothing; set "
+                      "GASNET_SUPERNODE_MAXSIZE=1 to tune the network path on one host")
+    config = {"conduit": conduit, "ranks": args.n, "hosts": args.hosts,
+              "spawner": args.spawner, "objective": args.objective,
+              "program": os.path.abspath(args.program) if args.program else None,
+              "space": space.describe(), "budget": str(budget), "seed": args.seed,
+              "method": args.method, "base_env": base_env}
+    state, resumed = open_state(args.out, config, args.restart)
+    state.points[BASELINE] = {}
+    if resumed:
+        console.print(f"resuming: {len(state.runs)} runs of {state.path} are kept")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("runs"), TimeElapsedColumn(), TextColumn("ETA"),
+               TimeRemainingColumn())
+    search = Search(lambda pid: 0.0)
+    try:
+        with Progress(*columns, console=console, transient=False) as progress:
+            task = progress.add_task("calibrating", total=state.plan_runs)
+            search.measure = Measurer(state, space, runner, objective, progress, task)
+            for _ in range(CALIBRATION):
+                search.one(BASELINE)
+            seconds = [r.seconds for r in state.runs[:CALIBRATION]]
+            runner.timeout = max(30.0, 20 * max(seconds))
+            if state.plan_runs is None:
+                # 10% margin: the baseline's runs time the average run only roughly.
+                per_run = 1.1 * sum(seconds) / len(seconds)
+                state.plan_runs = budget.runs if budget.runs is not None else max(
+                    MIN_RUNS, int((budget.seconds or 0) / per_run))
+                state.save()
+            plan = _plan(args, space, state.plan_runs)
+            progress.update(task, total=state.plan_runs, description=plan.method)
+            best = search.run(plan, space, np.random.default_rng(args.seed))
+    except KeyboardInterrupt:
+        console.print(f"interrupted: {len(state.runs)} runs are kept in {state.path}; run the "
+                      "same command again to resume")
+        return 130
+    state.finished = True
+    state.save()
+    doc = _document(args, state, space, objective, search, best, plan, conduit)
+    doc["plots"] = plots.write_plots(state.out_dir, doc)
+    report.write(state.out_dir, doc)
+    report.show(doc, console)
+    return 0
+
+
+def _estimate(samples: list[float], seed: int) -> dict[str, Any]:
+    e = stats.estimate(samples, seed)
+    return {"median": e.median, "low": e.low, "high": e.high, "n": len(samples)}
+
+
+def _document(args: argparse.Namespace, state: State, space: Space, objective: Objective,
+              search: Search, best: str, plan: Plan, conduit: str) -> dict[str, Any]:
+    seed = args.seed
+    base = stats.estimate(search.samples[BASELINE], seed)
+    top = stats.estimate(search.samples[best], seed)
+    diff = stats.difference(search.samples[BASELINE], search.samples[best], seed)
+    best_env = state.points[best]
+    changed = {d.name: best_env[d.name] for d in space.dims if best_env[d.name] != d.baseline}
+    significant = bool(changed) and math.isfinite(top.median) and stats.clears(top, base)
+    points = []
+    for pid, samples in search.samples.items():
+        points.append({"id": pid, "env": state.points[pid],
+                       "failed": any(not math.isfinite(c) for c in samples),
+                       **_estimate(samples, seed)})
+    points.sort(key=lambda p: (p["failed"], p["median"]))
+    m = objective.metrics[0]
+    if objective.single:
+        unit, better = state.meta.get("unit", ""), state.meta.get("better", "lower")
+        size = f" of {m.size} bytes" if m.size else ""
+        detail = f"{m.bench}{size}, {unit}, {better} is better"
+    else:
+        unit, better = "score", "lower"
+        detail = ("weighted geometric mean of " + ", ".join(
+            f"{x.bench} (weight {x.weight:g})" for x in objective.metrics)
+            + "; the score is lower when the figures are better")
+    return {
+        "tool": "gasnet-tune", "date": datetime.datetime.now().astimezone().isoformat(
+            timespec="seconds"),
+        "out_dir": state.out_dir, "conduit": conduit, "ranks": args.n, "hosts": args.hosts,
+        "spawner": args.spawner, "objective": args.objective, "objective_detail": detail,
+        "unit": unit, "better": better, "method": plan.describe(), "budget": args.budget,
+        "runs": len(state.runs), "seed": seed, "base_env": gasnet_env(dict(os.environ)),
+        "knobs": [{"name": d.name, "baseline": d.baseline, "values": list(d.values),
+                   "best": best_env[d.name]} for d in space.dims],
+        "baseline": _estimate(search.samples[BASELINE], seed),
+        "best": {**_estimate(search.samples[best], seed), "id": best},
+        "gain": {"median": math.exp(-diff.median) - 1 if math.isfinite(diff.median) else 0.0,
+                 "low": math.exp(-diff.high) - 1, "high": math.exp(-diff.low) - 1},
+        "significant": significant,
+        "recommended": changed if significant else {},
+        "best_point": best_env, "points": points,
+        "history": [[r.point, r.cost] for r in state.runs],
+    }
