@@ -170,7 +170,7 @@ def test_compare_calls_the_better_setting_with_confidence(udp_opt, tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["sweep", "--budget", "3runs"], "--budget '3runs': at least 6 runs"),
+    (["sweep", "--budget", "3runs"], "--budget '3runs': a whole number of runs from 6"),
     (["sweep", "--budget", "10x"], "--budget '10x': not a number of runs (200runs) or a "
                                    "duration (90s, 10m, 1h)"),
     (["sweep", "--objective", "speed"], "--objective 'speed': not one of am-latency"),
@@ -193,6 +193,10 @@ def test_compare_calls_the_better_setting_with_confidence(udp_opt, tmp_path):
     (["sweep", "--knobs", "GASNET_BARRIER,GASNET_WAIT_MODE", "--method", "grid", "--budget",
       "6runs"], "a grid of 6 points and the baseline needs at least"),
     (["show", "{nowhere}"], "no report to show"),
+    (["show", "{empty_report}"], "not a gasnet-tune report"),
+    (["sweep", "--budget", "1" * 400 + "s"], "the duration must be positive and under 30 years"),
+    (["sweep", "--conduit", "udp", "--program", "/bin/true", "--objective", "record:x@\u00b2"],
+     "expected record:BENCH or record:BENCH@SIZE"),
     (["compare", "{missing}", "{missing}"], "--env-file"),
     (["compare", "{bad_env}", "{bad_env}"], "GASNET_AMCREDITS_PP is not a GASNet knob"),
 ])
@@ -203,8 +207,11 @@ def test_bad_input_is_refused_with_a_message_and_exit_2(opt_build, tmp_path, arg
     for name, text in files.items():
         (tmp_path / f"{name}.space").write_text(text)
     (tmp_path / "bad_env.space").rename(tmp_path / "bad_env.env")
+    (tmp_path / "empty_report").mkdir()
+    (tmp_path / "empty_report" / "report.json").write_text("{}")
     paths = {**{n: str(tmp_path / f"{n}.space") for n in files}, "missing": str(tmp_path / "no"),
-             "nowhere": str(tmp_path / "nowhere"), "bad_env": str(tmp_path / "bad_env.env")}
+             "nowhere": str(tmp_path / "nowhere"), "bad_env": str(tmp_path / "bad_env.env"),
+             "empty_report": str(tmp_path / "empty_report")}
     args = [a.format(**paths) for a in args]
     if args[0] == "sweep":
         args += ["--out", str(tmp_path / "out")]
@@ -212,3 +219,44 @@ def test_bad_input_is_refused_with_a_message_and_exit_2(opt_build, tmp_path, arg
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("method", ["auto", "grid", "coordinate", "halving"])
+@pytest.mark.parametrize("space_text", [
+    "GASNET_AM_CREDITS_PP = 2,4,8,12\nGASNET_UDP_COALESCE\n",
+    "GASNET_AM_CREDITS_PP = 2,4,8\nGASNET_AM_CREDITS_SLACK = 0,8,16\nGASNET_UDP_GSO\n",
+    "GASNET_AM_CREDITS_PP\nGASNET_NETWORKDEPTH_PP\nGASNET_UDP_DATAGRAM\nGASNET_UDP_COALESCE\n",
+], ids=["2knobs", "constrained", "4knobs"])
+def test_search_keeps_its_budget_and_never_picks_a_point_that_failed(opt_build, tmp_path,
+                                                                       method, space_text):
+    """The search alone, over a fake measurement (no job runs): every plan spends exactly its
+    budget (less only when the best point failed), measures only allowed points, and a point
+    that failed once never wins, even when its other runs are the best of all."""
+    import sys
+    sys.path.insert(0, str(opt_build.path / "python"))
+    import numpy as np
+    from tuner import search as S
+    from tuner.space import file_space
+    (tmp_path / "s.space").write_text(space_text)
+    space = file_space(str(tmp_path / "s.space"), "udp", {})
+    for runs in (12, 30, 90):
+        plan = S.make_plan(method, space, runs)
+        if isinstance(plan, str):
+            continue
+        flaky = set()
+        counts: dict[str, int] = {}
+
+        def measure(pid: str) -> float:
+            assert pid == S.BASELINE or space.allowed(space.point_of(pid))
+            counts[pid] = counts.get(pid, 0) + 1
+            if pid != S.BASELINE and int(pid[1:]) % 3 == 0:
+                flaky.add(pid)  # fails on its first run, then looks best of all
+                return float("inf") if counts[pid] == 1 else -5.0
+            return float(int(pid[1:]) % 7) if pid != S.BASELINE else 3.0
+
+        search = S.Search(measure)
+        for _ in range(S.CALIBRATION):
+            search.one(S.BASELINE)
+        best = search.run(plan, space, np.random.default_rng(3))
+        assert best not in flaky or search.median(best) == float("inf")
+        assert len(search.history) == plan.total or search.median(best) == float("inf")

@@ -120,9 +120,9 @@ def test_eight_ranks_all_to_all_through_5_percent_loss(udp_build, lossy_net):
 ], ids=["pp1-slack1", "slack-above-pp", "total1"])
 def test_credits_banked_by_a_silent_responder_come_back(udp_build, credits):
     """Requests whose handlers do not reply leave their credits banked at the responder; once
-    the requester runs out it sends nothing more, so the responder must return them with its
-    acknowledgement whatever the slack (a slack >= _PP or a total spread over peers used to
-    hang the flood forever)."""
+    the requester runs out it sends nothing more, so banking must never hold all of its
+    credits (the slack is clamped below _PP, and to 0 when _TOTAL could be spread over banking
+    peers; a slack >= _PP or a total spread over peers used to hang the flood forever)."""
     result = udp_build.job(3, "flood_test", env={**NO_PSHM, **credits}, timeout=120)
     assert result.returncode == 0, result.describe()
     assert "rank 0 received all 100000 requests" in result.stdout, result.describe()

@@ -54,7 +54,10 @@ def show(directory: str, console: Console) -> int:
                          "gasnet-tune sweep --out DIR writes it") from None
     except ValueError as err:
         raise UsageError(f"{path}: not a gasnet-tune report ({err})") from None
-    report.show(doc, console)
+    try:
+        report.show(doc, console)
+    except (KeyError, TypeError, AttributeError, IndexError) as err:
+        raise UsageError(f"{path}: not a gasnet-tune report (missing or bad {err})") from None
     return 0
 
 

@@ -25,11 +25,12 @@ def parse_budget(text: str, minimum_runs: int) -> Budget:
         raise UsageError(f"--budget {text!r}: not {ACCEPTED}")
     number, unit = float(m.group(1)), m.group(2)
     if unit.startswith("run"):
-        if not number.is_integer() or number < minimum_runs:
-            raise UsageError(f"--budget {text!r}: at least {minimum_runs} runs, a whole number "
-                             "(the baseline is measured twice before anything else)")
+        if not number.is_integer() or number < minimum_runs or number > 1e7:
+            raise UsageError(f"--budget {text!r}: a whole number of runs from {minimum_runs} "
+                             "(the baseline is measured twice before anything else) to 10000000")
         return Budget(runs=int(number))
     seconds = number * UNITS[unit]
-    if seconds <= 0:
-        raise UsageError(f"--budget {text!r}: the duration must be positive ({ACCEPTED})")
+    if not 0 < seconds < 1e9:
+        raise UsageError(f"--budget {text!r}: the duration must be positive and under 30 "
+                         f"years ({ACCEPTED})")
     return Budget(seconds=seconds)

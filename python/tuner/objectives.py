@@ -55,10 +55,14 @@ class Objective:
         total = weights = 0.0
         for m in self.metrics:
             rec = find_record(records, m)
-            value = float(rec["median"])
+            try:
+                value = float(rec["median"])
+            except (KeyError, TypeError, ValueError):
+                raise TuneError(f"the '{m.bench}' record has no numeric median: "
+                                f"{rec.get('median')!r}") from None
             if not value > 0 or not math.isfinite(value):
                 raise TuneError(f"{m.bench} reported {value!r}: a positive figure is needed")
-            sign = -1.0 if rec.get("better") == "higher" else 1.0
+            sign = -1.0 if direction(rec) == "higher" else 1.0
             total += m.weight * sign * math.log(value)
             weights += m.weight
         return total / weights
@@ -66,7 +70,12 @@ class Objective:
     def unit_and_direction(self, records: list[dict[str, Any]]) -> tuple[str, str]:
         """For a single objective: the record's unit and which way is better."""
         rec = find_record(records, self.metrics[0])
-        return str(rec.get("unit", "")), str(rec.get("better", "lower"))
+        return str(rec.get("unit", "")), direction(rec)
+
+
+def direction(rec: dict[str, Any]) -> str:
+    """Which way a record's figure is better: "higher" only when it says so."""
+    return "higher" if rec.get("better") == "higher" else "lower"
 
 
 def find_record(records: list[dict[str, Any]], m: Metric) -> dict[str, Any]:
@@ -80,7 +89,7 @@ def find_record(records: list[dict[str, Any]], m: Metric) -> dict[str, Any]:
 def _custom(text: str, weight: float) -> Metric:
     spec = text[len("record:"):]
     bench, at, size = spec.partition("@")
-    if not bench or (at and not size.isdigit()):
+    if not bench or (at and not (size.isascii() and size.isdigit())):
         raise UsageError(f"--objective {text!r}: expected record:BENCH or record:BENCH@SIZE "
                          "(SIZE in bytes)")
     return Metric(text, "", bench, int(size) if at else None, weight)

@@ -30,19 +30,17 @@ def clean(obj: Any) -> Any:
 def value_of(cost: float | None, better: str) -> float:
     """A cost back in the objective's own unit (single objectives)."""
     cost = num(cost)
-    if math.isnan(cost):
-        return math.nan
     if not math.isfinite(cost):
-        return math.inf if better == "lower" else 0.0
+        return math.nan  # a failed point has no figure
     return math.exp(cost) if better == "lower" else math.exp(-cost)
 
 
 def interval(est: dict[str, Any], better: str) -> tuple[float, float, float]:
     """(median, low, high) of a cost estimate in the objective's unit."""
     med = value_of(est["median"], better)
+    if not (math.isfinite(num(est["low"])) and math.isfinite(num(est["high"]))):
+        return med, math.nan, math.nan  # one run, or a failure: no interval to show
     a, b = value_of(est["low"], better), value_of(est["high"], better)
-    if math.isnan(a) or math.isnan(b):
-        return med, math.nan, math.nan
     return med, min(a, b), max(a, b)
 
 

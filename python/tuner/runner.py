@@ -50,12 +50,14 @@ class Runner:
             cmd = [self.gasnetrun, *self.launch, self.programs[program], "--quick", "--json",
                    "--only", self.objective.only(program)]
             code, out, err = _run(cmd, env, self.timeout)
+            name = os.path.basename(self.programs[program])
+            if code is None:
+                result.error = f"{name} did not finish within {self.timeout:.0f} s"
+                break
             if code != 0:
                 tail = " | ".join(err.strip().splitlines()[-3:]) or "(no message)"
-                result.error = (f"{os.path.basename(self.programs[program])} exited with "
-                                f"{code}: {tail}" if code >= 0 else
-                                f"{os.path.basename(self.programs[program])} did not finish "
-                                f"within {self.timeout:.0f} s")
+                how = f"exited with {code}" if code > 0 else f"was killed by signal {-code}"
+                result.error = f"gasnetrun {name} {how}: {tail}"
                 break
             for line in out.splitlines():
                 if line.startswith("{"):
@@ -67,8 +69,8 @@ class Runner:
         return result
 
 
-def _run(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str]:
-    """Runs a job; returns (exit code, stdout, stderr), -1 on timeout. On timeout or an
+def _run(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str, str]:
+    """Runs a job; returns (exit code, stdout, stderr), the code None on timeout. On timeout or an
     interrupt (Ctrl-C to gasnet-tune alone), asks gasnetrun to end its job (SIGINT: it stops
     the ranks and cleans up) before giving up on it."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -78,7 +80,7 @@ def _run(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int, str,
         return proc.returncode, out, err
     except subprocess.TimeoutExpired:
         _stop(proc)
-        return -1, "", ""
+        return None, "", ""
     except BaseException:
         _stop(proc)
         raise

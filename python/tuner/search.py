@@ -100,8 +100,10 @@ def make_plan(method: str, space: Space, runs: int) -> Plan | str:
         if halving_cost(n) > left:
             break
         n0 = n
+    if bound < 2:
+        return "the space has a single point: nothing to search (list more values)"
     if n0 < 2:
-        return f"the search needs at least {CALIBRATION + 2 + 2} runs"
+        return f"the search needs at least {CALIBRATION + 2 + confirm_share(6)} runs"
     return Plan("halving", runs, sample=n0)
 
 
@@ -126,6 +128,12 @@ def balanced_sample(space: Space, n: int, rng: np.random.Generator) -> list[str]
             values = list(point)
             values[k] = space.dims[k].values[int(rng.integers(len(space.dims[k].values)))]
             point = tuple(values)
+    if len(chosen) < n:  # constraints left few points: take them in the grid's order
+        for point in itertools.product(*(d.values for d in space.dims)):
+            if space.allowed(point) and space.pid(point) not in chosen:
+                chosen.append(space.pid(point))
+                if len(chosen) == n:
+                    break
     return chosen
 
 
@@ -219,17 +227,23 @@ class Search:
             if not self.samples.get(candidates[0]):
                 self.one(candidates[0])
             best = candidates[0]
-        for i in range(plan.total - len(self.history)):
-            self.one(best if i % 2 == 0 else BASELINE)
+        if math.isfinite(self.median(best)):  # a failed best is not worth confirming
+            for i in range(plan.total - len(self.history)):
+                self.one(best if i % 2 == 0 else BASELINE)
         return best
 
-    def start_point(self, space: Space) -> tuple[str, ...]:
-        """The baseline's values where the space has them (else the middle value)."""
-        return tuple(d.baseline if d.baseline in d.values else d.values[len(d.values) // 2]
-                     for d in space.dims)
+    def start_point(self, space: Space, rng: np.random.Generator) -> tuple[str, ...]:
+        """The baseline's values where the space has them (else the middle value); when the
+        constraints forbid that, the allowed point of a balanced sample closest to it."""
+        start = tuple(d.baseline if d.baseline in d.values else d.values[len(d.values) // 2]
+                      for d in space.dims)
+        if space.allowed(start):
+            return start
+        options = [space.point_of(p) for p in balanced_sample(space, 32, rng)]
+        return max(options, key=lambda p: sum(a == b for a, b in zip(p, start)))
 
     def coordinate(self, plan: Plan, space: Space, rng: np.random.Generator) -> str:
-        incumbent = space.pid(self.start_point(space))
+        incumbent = space.pid(self.start_point(space, rng))
         self.one(incumbent)
         visited = 0  # knob turns taken
         while len(self.history) < plan.search_end:

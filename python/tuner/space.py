@@ -145,7 +145,10 @@ def _finish(dims: list[Dimension], env: dict[str, str]) -> Space:
             k = _native.find(other)
             value = env.get(other) or (k.default if k else "")
             if k is not None and value:
-                space.outside[other] = canonical(other, value)
+                try:
+                    space.outside[other] = canonical(other, value)
+                except _native.ParseError as err:
+                    raise UsageError(f"environment: {err}") from None
         space.constraints.append((knob, op, other))
     if not any(space.allowed(p) for p in itertools.product(*(d.values for d in space.dims))):
         raise UsageError("the space has no point that satisfies the knob table's constraints ("

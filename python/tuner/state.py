@@ -6,6 +6,7 @@ for the same runs again) and measures only what is left: the result is the one a
 uninterrupted sweep with the same measurements would give."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -15,6 +16,8 @@ from typing import Any
 from .errors import TuneError, UsageError
 
 VERSION = 1
+OUTPUTS = ("state.json", "tuned.env", "report.md", "report.json", "objective_by_knob.png",
+           "progress.png")
 
 
 @dataclass
@@ -64,8 +67,11 @@ def open_state(out_dir: str, config: dict[str, Any], restart: bool) -> tuple[Sta
     except OSError as err:
         raise UsageError(f"--out {out_dir}: {err.strerror}") from None
     state = State(out_dir, config)
-    if restart:
+    if restart:  # nothing of the old sweep may pass for the new one's
         shutil.rmtree(os.path.join(out_dir, "records"), ignore_errors=True)
+        for name in OUTPUTS:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(out_dir, name))
     if restart or not os.path.exists(state.path):
         return state, False
     try:
@@ -75,7 +81,7 @@ def open_state(out_dir: str, config: dict[str, Any], restart: bool) -> tuple[Sta
             raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
         saved = data["config"]
         runs = [SavedRun(**r) for r in data["runs"]]
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise TuneError(f"{state.path}: not a gasnet-tune state file ({err}); use --restart "
                         "to start over in this directory") from None
     if saved != config:

@@ -159,7 +159,9 @@ def _document(args: argparse.Namespace, state: State, space: Space, objective: O
     diff = stats.difference(search.samples[BASELINE], search.samples[best], seed)
     best_env = state.points[best]
     changed = {d.name: best_env[d.name] for d in space.dims if best_env[d.name] != d.baseline}
-    significant = bool(changed) and math.isfinite(top.median) and stats.clears(top, base)
+    # A point that failed even once is never recommended, however its other runs went.
+    significant = (bool(changed) and math.isfinite(search.median(best))
+                   and stats.clears(top, base))
     points = []
     for pid, samples in search.samples.items():
         points.append({"id": pid, "env": state.points[pid],
@@ -187,7 +189,7 @@ def _document(args: argparse.Namespace, state: State, space: Space, objective: O
                    "best": best_env[d.name]} for d in space.dims],
         "baseline": _estimate(search.samples[BASELINE], seed),
         "best": {**_estimate(search.samples[best], seed), "id": best},
-        "gain": {"median": math.exp(-diff.median) - 1 if math.isfinite(diff.median) else 0.0,
+        "gain": {"median": math.exp(-diff.median) - 1 if math.isfinite(diff.median) else math.nan,
                  "low": math.exp(-diff.high) - 1, "high": math.exp(-diff.low) - 1},
         "significant": significant,
         "recommended": changed if significant else {},

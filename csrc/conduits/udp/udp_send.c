@@ -117,8 +117,7 @@ void udp_send_control(int peer, int type, int code) {
 
 /* End of a poll: every touched peer's open packet goes; owed credits beyond the slack go in
  * an otherwise empty packet; an acknowledgement goes alone only when no data packet carried
- * it within UDP_ACK_DELAY (the peer stays listed until then), and then in an otherwise empty
- * data packet instead when credits are owed to that peer. */
+ * it within UDP_ACK_DELAY (the peer stays listed until then). */
 void udp_flush_all(void) {
   /* Work on a snapshot: opening a packet for credits lists its peer again. */
   int n = udp.ndirty;
@@ -137,14 +136,8 @@ void udp_flush_all(void) {
       udp_flush_peer(peer, true);
     if (p->rel.ack_due && !p->sent_data) {
       if (now < 0) now = udp_now();
-      if (now >= p->ack_by) {
-        /* Owed credits ride with the acknowledgement (in a data packet: credits must arrive
-         * exactly once), so none stays banked at a peer that has fallen silent. */
-        if (gasneti_credit_owed(&udp.credits, peer) && (p->open || open_packet(peer)))
-          udp_flush_peer(peer, true);
-        else
-          send_ack(peer);
-      } else udp_mark_dirty(peer); /* not yet: a data packet may still carry it */
+      if (now >= p->ack_by) send_ack(peer);
+      else udp_mark_dirty(peer); /* not yet: a data packet may still carry it */
     }
     p->sent_data = false;
   }

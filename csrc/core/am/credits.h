@@ -2,11 +2,11 @@
  * rules: a request consumes a credit for its destination (and one of the rank's total); the
  * reply that answers it returns it. A responder whose handler sends no reply owes the credit
  * (an implicit reply) and banks it; banked credits ride back on its next message to that
- * peer, or in a hidden reply once more than GASNET_AM_CREDITS_SLACK are banked. The slack
- * alone could strand credits (a slack >= _PP, or a sender whose _TOTAL is spread over peers
- * that each bank some and then fall silent): a conduit also returns whatever is owed when it
- * would otherwise acknowledge the peer's traffic alone. Not thread safe: the conduit calls it
- * under its own lock. */
+ * peer, or in a hidden reply once more than the slack are banked. Banked credits come back
+ * only with traffic, so the slack is clamped where banking could strand a sender whose peers
+ * fall silent: below _PP (else one peer can hold all of a sender's credits for it), and to 0
+ * when _TOTAL could be spread over peers that each bank up to the slack. Not thread safe: the
+ * conduit calls it under its own lock. */
 #ifndef GASNETI_CREDITS_H
 #define GASNETI_CREDITS_H
 
@@ -21,7 +21,8 @@ typedef struct {
   uint16_t *owed;  /* per peer: credits banked for it (requests served, not yet returned) */
 } gasneti_credits_t;
 
-/* From GASNET_AM_CREDITS_PP, _TOTAL (negative: computed, min(256, ranks * pp)) and _SLACK. */
+/* From GASNET_AM_CREDITS_PP, _TOTAL (negative: computed, min(256, ranks * pp)) and _SLACK
+ * (clamped as said above). */
 bool gasneti_credits_init(gasneti_credits_t *c, int nranks, int pp, int total, int slack);
 void gasneti_credits_fini(gasneti_credits_t *c);
 
@@ -49,9 +50,6 @@ static inline int gasneti_credit_collect(gasneti_credits_t *c, int peer) {
   c->owed[peer] = 0;
   return n;
 }
-
-/* Credits banked for peer. */
-static inline int gasneti_credit_owed(const gasneti_credits_t *c, int peer) { return c->owed[peer]; }
 
 /* More than the slack is owed: return it in a hidden reply without waiting for traffic. */
 static inline bool gasneti_credit_overdue(const gasneti_credits_t *c, int peer) {
