@@ -8,7 +8,8 @@
   when every knob has had its turn, the next pass starts. An additive surrogate (each knob
   value's effect on the log figure: a ridge fit by numpy least squares, refitted before every
   knob's turn) orders the knobs by the spread of their effects and each knob's values by
-  predicted effect, so a budget that ends mid-pass has tried the most promising ones. Why:
+  predicted effect (a knob not yet varied: its extreme values first), so a budget that ends
+  mid-pass has tried the most promising ones. Why:
   coordinate steps from a sensible start keep what the other knobs need (an interaction such
   as coalescing and credits is met in the incumbent's context), and an additive fit needs
   only as many runs as there are knob values (a Gaussian process, e.g. scikit-learn's, needs
@@ -242,6 +243,18 @@ class Search:
         options = [space.point_of(p) for p in balanced_sample(space, 32, rng)]
         return max(options, key=lambda p: sum(a == b for a, b in zip(p, start)))
 
+    def value_order(self, space: Space, k: int, current: str, model: Additive) -> list[int]:
+        """The order knob k's values are tried in: by predicted effect once the data has seen
+        it vary; before that, farthest from the current value first, alternating sides (the
+        ends of a range tell the surrogate most, and a budget ending mid-turn has still tried
+        both directions)."""
+        d = space.dims[k]
+        seen = {space.point_of(p)[k] for p in self.samples if p != BASELINE}
+        if len(seen) > 1:
+            return [int(j) for j in np.argsort(model.effects(k), kind="stable")]
+        at = d.values.index(current)
+        return sorted(range(len(d.values)), key=lambda j: (-abs(j - at), j > at))
+
     def coordinate(self, plan: Plan, space: Space, rng: np.random.Generator) -> str:
         incumbent = space.pid(self.start_point(space, rng))
         self.one(incumbent)
@@ -258,7 +271,7 @@ class Search:
                 d = space.dims[k]
                 base = list(space.point_of(incumbent))
                 tries = []
-                for j in np.argsort(model.effects(k), kind="stable"):
+                for j in self.value_order(space, k, base[k], model):
                     point = tuple(base[:k] + [d.values[int(j)]] + base[k + 1:])
                     if space.allowed(point) and space.pid(point) not in self.samples:
                         tries.append(space.pid(point))
