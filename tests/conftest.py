@@ -14,6 +14,37 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILDS = {"opt": ROOT / "build", "debug": ROOT / "build-debug"}
+# The recorded node fakeverbs simulates for the ibv job suite: 2 sockets, 2 HCAs x 2 ports.
+FAKE_NODE = ROOT / "tests" / "fixtures" / "nodes" / "dual-hca-2socket"
+_fabric: Path | None = None
+
+
+def fake_fabric(build_path: Path) -> Path:
+    """The fake fabric of this test session (made on first use, removed at its end): what a
+    subnet manager would be on a real InfiniBand network."""
+    global _fabric
+    if _fabric is None:
+        path = Path(f"/tmp/gasnet-tests-fabric-{os.getpid()}")
+        subprocess.run([str(build_path / "fakeverbs" / "fakeverbs-sm"), "up", str(path)],
+                       check=True)
+        _fabric = path
+    return _fabric
+
+
+def fakeverbs_env(build_path: Path, node: Path = FAKE_NODE) -> dict[str, str]:
+    """What makes a program linked with libibverbs run on fakeverbs instead of an HCA."""
+    lib = str(build_path / "fakeverbs")
+    old = os.environ.get("LD_LIBRARY_PATH")
+    return {"LD_LIBRARY_PATH": f"{lib}:{old}" if old else lib,
+            "FAKEVERBS_SYSFS": str(node / "sys"),
+            "FAKEVERBS_FABRIC": str(fake_fabric(build_path))}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def remove_fake_fabric():
+    yield
+    if _fabric is not None:
+        _fabric.unlink(missing_ok=True)
 
 
 @dataclass
@@ -35,6 +66,10 @@ class Build:
         self.conduit = conduit
         self.gasnetrun = str(path / "bin" / "gasnetrun")
 
+    def conduit_env(self) -> dict[str, str]:
+        """ibv jobs run on fakeverbs (this machine has no HCA)."""
+        return fakeverbs_env(self.path) if self.conduit == "ibv" else {}
+
     def program(self, kind: str, name: str, mode: str = "seq") -> str:
         """A built program: kind is tests, bench or examples."""
         return str(self.path / self.conduit / kind / f"{name}-{mode}")
@@ -44,7 +79,7 @@ class Build:
 
     def run(self, args: list[str], env: dict[str, str] | None = None, timeout: float = 300,
             stdin: int | None = subprocess.DEVNULL) -> Result:
-        full_env = job_env(env)
+        full_env = job_env({**self.conduit_env(), **(env or {})})
         start = time.monotonic()
         proc = subprocess.run([self.gasnetrun, *args], env=full_env, capture_output=True,
                               text=True, timeout=timeout, stdin=stdin)
@@ -65,7 +100,7 @@ def job_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-CONDUITS = ["smp", "udp"]
+CONDUITS = ["smp", "udp", "ibv"]
 
 
 def built(variant: str, conduit: str = "smp") -> Build:

@@ -45,7 +45,7 @@ def test_ranks_left_waiting_for_a_finished_rank_are_named_and_ended_within_the_t
 @pytest.mark.parametrize("args,code", [(["collective", "9"], 9), (["one", "2", "5"], 5),
                                        (["signal", "1", "9"], 137), (["return"], 0)])
 def test_fork_mode_without_launcher_has_the_same_exit_semantics(build, args, code):
-    env = job_env({"GASNET_PSHM_NODES": "4", **ENV})
+    env = job_env({**build.conduit_env(), "GASNET_PSHM_NODES": "4", **ENV})
     start = time.monotonic()
     proc = subprocess.run([build.test_program("exit_test"), *args], env=env, capture_output=True,
                           text=True, timeout=60)
@@ -54,7 +54,8 @@ def test_fork_mode_without_launcher_has_the_same_exit_semantics(build, args, cod
 
 
 def test_program_without_launcher_is_a_one_rank_job(build):
-    proc = subprocess.run([build.test_program("info_test")], env=job_env(), capture_output=True,
+    proc = subprocess.run([build.test_program("info_test")], env=job_env(build.conduit_env()),
+                          capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "info_test: rank 0 OK" in proc.stdout
@@ -62,7 +63,8 @@ def test_program_without_launcher_is_a_one_rank_job(build):
 
 def start_hanging_job(build, nranks: int, mode: str) -> subprocess.Popen:
     proc = subprocess.Popen([build.gasnetrun, "-n", str(nranks), build.test_program("exit_test"),
-                             mode], env=job_env(ENV), stdout=subprocess.PIPE,
+                             mode], env=job_env({**build.conduit_env(), **ENV}),
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     ready = 0
     while ready < nranks:
@@ -107,7 +109,7 @@ def test_a_finished_rank_never_cuts_short_a_peer_about_to_print(variant_build, c
 
     from conftest import built
     build = built(variant_build.name, conduit)
-    env = {**ENV, "GASNET_SUPERNODE_MAXSIZE": "1"} if conduit == "udp" else ENV
+    env = {**ENV, "GASNET_SUPERNODE_MAXSIZE": "1"} if conduit != "smp" else ENV
 
     def one(_):
         return build.job(2, "late_output", "20", mode="par", env=env, timeout=60)

@@ -118,19 +118,22 @@ def compile_client(build, source: str, path: Path) -> str:
            "-Werror=int-conversion", "-DGASNET_SEQ", f"-I{inc}",
            f"-I{inc}/{build.conduit}-conduit", str(src), "-o", str(path),
            f"-L{build.path / 'lib'}", f"-lgasnet-{build.conduit}-seq", "-pthread", "-lrt", "-lm"]
+    if build.conduit == "ibv":
+        cmd.append("-libverbs")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return str(path)
 
 
-@pytest.fixture(params=["smp", "udp"])
+@pytest.fixture(params=["smp", "udp", "ibv"])
 def opt_conduit_build(request):
     return built("opt", request.param)
 
 
 def run(build, prog: str, nranks: int) -> subprocess.CompletedProcess:
-    env = {"GASNET_SUPERNODE_MAXSIZE": "1"} if build.conduit == "udp" else None
-    return subprocess.run([build.gasnetrun, "-n", str(nranks), prog], env=job_env(env),
+    env = {"GASNET_SUPERNODE_MAXSIZE": "1"} if build.conduit != "smp" else {}
+    return subprocess.run([build.gasnetrun, "-n", str(nranks), prog],
+                          env=job_env({**build.conduit_env(), **env}),
                           capture_output=True, text=True, timeout=120)
 
 

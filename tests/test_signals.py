@@ -18,9 +18,10 @@ NRANKS = 4
 
 
 def job(build, *args, env=None, mode="seq"):
-    """On udp every rank is its own supernode, so that exits travel through the conduit."""
+    """On network conduits every rank is its own supernode, so that exits travel through the
+    conduit."""
     full = {"GASNET_EXITTIMEOUT": str(TIMEOUT), **(env or {})}
-    if build.conduit == "udp":
+    if build.conduit != "smp":
         full["GASNET_SUPERNODE_MAXSIZE"] = "1"
     return build.job(NRANKS, "signal_test", *args, env=full, mode=mode, timeout=60)
 
@@ -102,8 +103,9 @@ def test_backtrace_of_a_fatal_error_starts_at_the_caller(build):
 
 
 def start(build, args, env):
+    env = {**build.conduit_env(), "GASNET_EXITTIMEOUT": str(TIMEOUT), **env}
     return subprocess.Popen([build.gasnetrun, "-n", "2", build.test_program("signal_test"),
-                             *args], env=job_env({"GASNET_EXITTIMEOUT": str(TIMEOUT), **env}),
+                             *args], env=job_env(env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -24,7 +24,8 @@ def twice_memcpy(tmp_path_factory) -> Path:
 
 def run(build, args, env=None, prefix=(), mode="seq"):
     cmd = [*prefix, build.gasnetrun, "-n", "2", build.test_program("flag_pingpong", mode), *args]
-    proc = subprocess.run(cmd, env=job_env(env), capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(cmd, env=job_env({**build.conduit_env(), **(env or {})}),
+                          capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("flag_pingpong: rank") == 2, proc.stdout + proc.stderr
 

@@ -13,6 +13,13 @@
  * Longs (am_send.c). Set by gasnetc_init at the latest. */
 extern size_t gasnetc_long_chunk;
 
+/* Bytes each rank registers with the network besides its segment (ibv's buffers; 0 for
+ * conduits that pin nothing): GASNET_PHYSMEM_MAX covers both. Set by gasnetc_init. */
+extern uint64_t gasnetc_pinned_bytes;
+/* The largest segment the network can register (ibv with GASNET_PHYSMEM_PROBE: what the probe
+ * could pin, less the buffers), 0 when nothing beyond GASNET_PHYSMEM_MAX limits it. */
+extern uint64_t gasnetc_segment_cap;
+
 /* Brings the conduit up (gasnet_init): the host map and PSHM exist; addresses are exchanged
  * here through boot. May refuse the job (e.g. smp on several hosts) with a fatal error. */
 void gasnetc_init(const gasneti_bootstrap_t *boot);
@@ -29,5 +36,15 @@ int gasnetc_poll(int which);
 void gasnetc_exit_notify(int code);
 /* Releases the conduit's resources on the way out. */
 void gasnetc_fini(void);
+
+/* Optional RDMA for the extended API (a conduit whose gasnet_conduit.h defines GASNETC_RDMA):
+ * puts and gets to ranks outside the supernode, counted down on counter when complete. A
+ * non-bulk put returns with src reusable. */
+#ifdef GASNETC_RDMA
+void gasnetc_rdma_put(gasnet_node_t node, void *dest, const void *src, size_t n,
+                      _Atomic int64_t *counter, int nonbulk);
+void gasnetc_rdma_get(void *dest, gasnet_node_t node, const void *src, size_t n,
+                      _Atomic int64_t *counter);
+#endif
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef GASNET_INTERNAL_H
 #define GASNET_INTERNAL_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -100,6 +101,9 @@ void gasneti_exit_check(void);
 /* This rank ends the whole job with code (gasnet_exit, a fatal error with abort set). */
 _Noreturn void gasneti_exit_job(int code, bool abort);
 extern bool gasneti_conduit_up; /* gasnetc_init returned: exit notices may use it */
+/* The rank is leaving from a signal handler (interrupt, leave signal): the conduit's exit
+ * notice may not allocate or write files then. */
+extern volatile sig_atomic_t gasneti_exit_in_signal;
 /* Another rank ended the job (host exit word, conduit notice): leave with its code. */
 void gasneti_exit_post(int code);
 /* GASNET_EXITTIMEOUT, or min(_MAX, _MIN + _FACTOR * ranks): how long a job may take to end. */

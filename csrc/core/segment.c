@@ -8,6 +8,7 @@
 
 #include "gasnet_internal.h"
 #include "knobs.h"
+#include "conduit.h"
 #include "pshm/pshm.h"
 
 /* GASNET_MAX_SEGSIZE and GASNET_PHYSMEM_MAX applied to this host's memory, its free shared
@@ -21,9 +22,13 @@ uintptr_t gasneti_segment_limit(void) {
   uint64_t limit = gasneti_segment_budget(gasneti_knob_text("GASNET_MAX_SEGSIZE"),
                                           gasneti_knob_text("GASNET_PHYSMEM_MAX"), phys, shm_free,
                                           gasneti_host_size,
-                                          gasneti_pshm_host_bytes(gasneti_host_size), err,
-                                          sizeof err);
+                                          gasneti_pshm_host_bytes(gasneti_host_size),
+                                          gasnetc_pinned_bytes, err, sizeof err);
   if (!limit) gasneti_fatalerror("%s", err);
+  if (gasnetc_segment_cap && limit > gasnetc_segment_cap) limit = gasnetc_segment_cap & ~4095ull;
+  if (!limit)
+    gasneti_fatalerror("the network can register no memory for a segment: GASNET_PHYSMEM_PROBE "
+                       "found too little pinnable memory (raise the memlock limit, ulimit -l)");
   if (limit > UINTPTR_MAX / 2) limit = UINTPTR_MAX / 2;
   return (uintptr_t)limit;
 }

@@ -22,9 +22,11 @@ typedef void *gasnet_threadinfo_t;
 #define GASNET_POST_THREADINFO(info) ((void)(info))
 #define GASNET_BEGIN_FUNCTION() ((void)0)
 
-/* The AM path and the bookkeeping (csrc/core/rma). kind: what the caller must wait for. */
+/* The network path (AMs, or RDMA where the conduit has it) and the bookkeeping (csrc/core/rma).
+ * kind: what the caller must wait for; bulk: src need not be reusable when a put returns. */
 enum { GASNETI_RMA_BLOCKING = 0, GASNETI_RMA_NB = 1, GASNETI_RMA_NBI = 2 };
-gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, size_t n, int kind);
+gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, size_t n, int kind,
+                               int bulk);
 gasnet_handle_t gasneti_get_am(void *dest, gasnet_node_t node, const void *src, size_t n, int kind);
 gasnet_handle_t gasneti_memset_am(gasnet_node_t node, void *dest, int val, size_t n, int kind);
 void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, size_t n);
@@ -100,7 +102,7 @@ static inline gasnet_handle_t gasneti_put(const char *what, gasnet_node_t node, 
     else gasneti_copy(gasneti_pshm_addr(node, dest), src, n);
     return GASNET_INVALID_HANDLE;
   }
-  return gasneti_put_am(node, dest, src, n, kind);
+  return gasneti_put_am(node, dest, src, n, kind, bulk);
 }
 
 static inline gasnet_handle_t gasneti_get(const char *what, void *dest, gasnet_node_t node,
@@ -284,7 +286,7 @@ static inline gasnet_handle_t gasneti_put_val(const char *what, gasnet_node_t no
     else memcpy(p, gasneti_value_bytes(&value, nbytes), nbytes);
     return GASNET_INVALID_HANDLE;
   }
-  return gasneti_put_am(node, dest, gasneti_value_bytes(&value, nbytes), nbytes, kind);
+  return gasneti_put_am(node, dest, gasneti_value_bytes(&value, nbytes), nbytes, kind, 0);
 }
 
 static inline void gasnet_put_val(gasnet_node_t node, void *dest, gasnet_register_value_t value,

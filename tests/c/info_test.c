@@ -68,6 +68,8 @@ int main(int argc, char **argv) {
   CHECK(GASNET_CONDUIT_SMP == 1, "GASNET_CONDUIT_SMP");
 #elif defined(GASNET_CONDUIT_UDP)
   CHECK(GASNET_CONDUIT_UDP == 1, "GASNET_CONDUIT_UDP");
+#elif defined(GASNET_CONDUIT_IBV)
+  CHECK(GASNET_CONDUIT_IBV == 1, "GASNET_CONDUIT_IBV");
 #else
   CHECK(0, "no GASNET_CONDUIT_<NAME> macro");
 #endif

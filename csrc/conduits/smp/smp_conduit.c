@@ -5,6 +5,7 @@
 #include "../../core/conduit.h"
 #include "../../core/pshm/queue.h"
 
+uint64_t gasnetc_pinned_bytes, gasnetc_segment_cap; /* nothing is registered with a network */
 size_t gasnetc_long_chunk = GASNETC_MAX_MEDIUM;
 
 void gasnetc_init(const gasneti_bootstrap_t *boot) {

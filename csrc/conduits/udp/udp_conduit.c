@@ -16,6 +16,7 @@ gasneti_spinlock_t udp_deliver = GASNETI_SPINLOCK_INIT;
 #endif
 
 udp_state_t udp;
+uint64_t gasnetc_pinned_bytes, gasnetc_segment_cap; /* nothing is registered with a network */
 size_t gasnetc_long_chunk = GASNETC_MAX_LONG; /* the conduit cuts Longs to its datagrams itself */
 void udp_recv_init(void);
 

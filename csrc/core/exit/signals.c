@@ -59,8 +59,11 @@ void gasneti_offer_client_quit(void) {
 
 /* SIGINT, SIGTERM, SIGHUP from outside (or forwarded by the launcher, whose own code then
  * stands): GASNet's exit path, with the client's SIGQUIT handler first. */
+volatile sig_atomic_t gasneti_exit_in_signal;
+
 static void on_interrupt(int sig) {
   if (gasneti_exit_started()) return;
+  gasneti_exit_in_signal = 1;
   gasneti_offer_client_quit();
   gasneti_exit_job(gasneti_exit_posted_or(128 + sig), false);
 }
@@ -69,6 +72,7 @@ static void on_interrupt(int sig) {
  * rank leaves, with the job's code when one was posted. */
 static void on_quit(int sig) {
   if (gasneti_exit_started()) return;
+  gasneti_exit_in_signal = 1;
   atomic_store(&quit_offered, QUIT_DONE);
   gasneti_exit_job(gasneti_exit_posted_or(128 + sig), false);
 }
@@ -79,6 +83,7 @@ static void on_quit(int sig) {
 static void on_leave(int sig) {
   (void)sig;
   if (gasneti_exit_started()) return;
+  gasneti_exit_in_signal = 1;
   gasneti_offer_client_quit();
   gasneti_exit_job(gasneti_exit_posted_or(128 + SIGQUIT), false);
 }

@@ -70,11 +70,13 @@ int gasneti_parse_memsize(const char *text, int allow_scope, gasneti_memsize_t *
 
 /* Bytes of segment one rank may have: GASNET_MAX_SEGSIZE and GASNET_PHYSMEM_MAX (either may
  * be NULL or blank for its default) applied to the host's memory, its free shared memory, the
- * number of ranks on it and the bytes its AM queues take (gasneti_pshm_host_bytes);
+ * number of ranks on it and the bytes its AM queues take (gasneti_pshm_host_bytes), less what
+ * each rank pins besides its segment (pinned_bytes: ibv's buffers; 0 elsewhere);
  * page-aligned. 0 with a message in err when a value does not parse or nothing is left. */
 uint64_t gasneti_segment_budget(const char *max_segsize, const char *physmem_max,
                                 uint64_t host_memory, uint64_t shm_free, int ranks_on_host,
-                                uint64_t queue_bytes, char *err, size_t errlen);
+                                uint64_t queue_bytes, uint64_t pinned_bytes, char *err,
+                                size_t errlen);
 
 /* GASNET_EXITTIMEOUT, or min(_MAX, _MIN + _FACTOR * ranks); NULL means unset. -1 on error. */
 double gasneti_exit_timeout_of(const char *timeout, const char *max, const char *min,
@@ -96,6 +98,30 @@ typedef struct {
 /* Returns the number of entries (up to max), or -1 with a message naming the bad substring. */
 int gasneti_parse_ports(const char *spec, gasneti_port_entry_t *out, int max, char *err,
                         size_t errlen);
+
+/* ---- ibv: the buffers each rank registers, shared by the conduit and gasnetrun's plan ---- */
+enum {
+  GASNETI_IBV_BUFSZ = 4224,       /* one AM buffer: the largest header and a 4096-byte Medium */
+  GASNETI_IBV_BOUNCE_SZ = 65536,  /* a bounce block for RDMA from or to unregistered memory */
+  GASNETI_IBV_BOUNCE_COUNT = 32,
+  GASNETI_IBV_UD_BUFSZ = 128,     /* a connection handshake datagram */
+  GASNETI_IBV_UD_RBUFS = 256,
+  GASNETI_IBV_UD_SBUFS = 64
+};
+typedef struct {
+  int use_srq;          /* 1: one shared receive queue per HCA */
+  int rq_depth;         /* receive buffers per peer's queue pair without SRQ: 2 x credits + 2 */
+  int rbufs;            /* AM receive buffers of the rank */
+  int bbufs;            /* AM send buffers (and small bounce buffers) */
+  int depth_total;      /* work requests in flight from the rank */
+  uint64_t pool_bytes;  /* everything the rank registers besides its segment */
+} gasneti_ibv_plan_t;
+/* From the job size, the ranks outside the rank's supernode and GASNET_AM_CREDITS_PP,
+ * GASNET_RBUF_COUNT, GASNET_BBUF_COUNT, GASNET_USE_SRQ (-1 auto: SRQ when per-peer queues would
+ * need more buffers than GASNET_RBUF_COUNT; 0 never; n: jobs of n ranks or more),
+ * GASNET_NETWORKDEPTH_PP and _TOTAL (0: PP x remote peers). Returns 1. */
+int gasneti_ibv_plan(int nranks, int remote_peers, int credits_pp, int rbuf_count, int bbuf_count,
+                     int use_srq, int depth_pp, int depth_total, gasneti_ibv_plan_t *out);
 
 /* ---- connect files ---- */
 typedef struct {

@@ -293,7 +293,8 @@ static double resolve(const gasneti_memsize_t *m, uint64_t host_memory) {
 
 uint64_t gasneti_segment_budget(const char *max_segsize, const char *physmem_max,
                                 uint64_t host_memory, uint64_t shm_free, int ranks_on_host,
-                                uint64_t queue_bytes, char *err, size_t errlen) {
+                                uint64_t queue_bytes, uint64_t pinned_bytes, char *err,
+                                size_t errlen) {
   gasneti_memsize_t seg, phys;
   const gasneti_knob_t *kseg = gasneti_knob_find("GASNET_MAX_SEGSIZE");
   const gasneti_knob_t *kphys = gasneti_knob_find("GASNET_PHYSMEM_MAX");
@@ -313,7 +314,7 @@ uint64_t gasneti_segment_budget(const char *max_segsize, const char *physmem_max
   /* The host's AM queues come first: they live in the same memory and /dev/shm. */
   double q = (double)queue_bytes;
   double seg_share = resolve(&seg, host_memory) / (seg.per_host ? ranks : 1);
-  double phys_share = (resolve(&phys, host_memory) - q) / ranks;
+  double phys_share = (resolve(&phys, host_memory) - q) / ranks - (double)pinned_bytes;
   double shm_share = ((double)shm_free - q) / ranks;
   double budget = seg_share;
   if (phys_share < budget) budget = phys_share;
@@ -324,10 +325,10 @@ uint64_t gasneti_segment_budget(const char *max_segsize, const char *physmem_max
     snprintf(err, errlen,
              "the segment budget per rank rounds to 0 bytes (at least one 4096-byte page is "
              "needed): GASNET_MAX_SEGSIZE='%s' gives %.0f, GASNET_PHYSMEM_MAX='%s' gives %.0f "
-             "after %.0f bytes of AM queues, shared among %d ranks, and free /dev/shm %llu "
-             "bytes gives %.0f",
+             "after %.0f bytes of AM queues, shared among %d ranks, less %llu bytes of "
+             "buffers each rank pins, and free /dev/shm %llu bytes gives %.0f",
              seg_text, seg_share, phys_text, phys_share, q, (int)ranks,
-             (unsigned long long)shm_free, shm_share);
+             (unsigned long long)pinned_bytes, (unsigned long long)shm_free, shm_share);
   return bytes;
 }
 

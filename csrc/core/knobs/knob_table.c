@@ -88,7 +88,7 @@ static const gasneti_knob_t table[] = {
     {"GASNET_SSH_REMOTE_PATH", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",
      "Working directory of the ranks on other hosts (default: gasnetrun's own).", NOT_TUNED},
     /* ---- AM flow control and network resources (network conduits) ---- */
-    {"GASNET_RCV_THREAD", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "udp,ibv",
+    {"GASNET_RCV_THREAD", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "udp",
      "Run a thread that serves incoming AMs while the application computes.", NOT_TUNED},
     {"GASNET_AM_CREDITS_PP", GASNETI_KNOB_INT, "12", 1, 1024, NULL, "requests", J, "udp,ibv,mpi",
      "AM requests in flight from a rank to each peer (a reply returns the credit).",
@@ -147,6 +147,42 @@ static const gasneti_knob_t table[] = {
      "Write the connections this run used, in connect-file form ('%' becomes the rank).", NOT_TUNED},
     {"GASNET_CONNECTFILE_BASE", GASNETI_KNOB_INT, "36", 2, 36, NULL, "", R, "ibv",
      "Numeric base of node numbers in GASNET_CONNECTFILE_OUT files.", NOT_TUNED},
+    {"GASNET_CONNECT_RETRANS_MIN", GASNETI_KNOB_DOUBLE, "1000", 1, 60e6, NULL, "microseconds",
+     J, "ibv", "First wait before a connection request (UD) is sent again; it doubles up to "
+     "GASNET_CONNECT_RETRANS_MAX.", NOT_TUNED},
+    {"GASNET_CONNECT_RETRANS_MAX", GASNETI_KNOB_DOUBLE, "1000000", 1, 600e6, NULL,
+     "microseconds", J, "ibv",
+     "Longest wait between repeats of an unanswered connection request (a peer computing "
+     "without polling answers when it next enters GASNet).", NOT_TUNED},
+    /* ---- ibv resources ---- */
+    {"GASNET_RBUF_COUNT", GASNETI_KNOB_INT, "1024", 16, 1048576, NULL, "buffers", J, "ibv",
+     "AM receive buffers per rank when they are shared by all peers (GASNET_USE_SRQ); also "
+     "the threshold above which per-peer receive queues give way to a shared one.", NOT_TUNED},
+    {"GASNET_BBUF_COUNT", GASNETI_KNOB_INT, "1024", 0, 1048576, NULL, "buffers", J, "ibv",
+     "Registered send and bounce buffers per rank (at most GASNET_NETWORKDEPTH_TOTAL; 0: that "
+     "many).", NOT_TUNED},
+    {"GASNET_USE_SRQ", GASNETI_KNOB_INT, "-1", -1, 65535, NULL, "", J, "ibv",
+     "Shared receive queues: -1 when per-peer queues would need more than GASNET_RBUF_COUNT "
+     "buffers, 0 never, n in jobs of n ranks or more.", NOT_TUNED},
+    {"GASNET_INLINESEND_LIMIT", GASNETI_KNOB_SIZE, "72", 0, 256, NULL, "bytes", J, "ibv",
+     "Messages and puts up to this size are posted inline (copied into the work request).",
+     1, "0,32,72,128,256", NULL},
+    {"GASNET_NONBULKPUT_BOUNCE_LIMIT", GASNETI_KNOB_SIZE, "64K", 0, 1073741824, NULL, "bytes", J,
+     "ibv", "Non-bulk puts (and Long payloads) from registered memory up to this size are "
+     "copied to bounce buffers and return at once; larger ones wait for the HCA to have read "
+     "their source.", 1, "0,4K,16K,64K,256K", NULL},
+    {"GASNET_QP_TIMEOUT", GASNETI_KNOB_INT, "18", 0, 31, NULL, "", J, "ibv",
+     "Acknowledgement timeout of RC queue pairs: 4.096 us x 2^value (18: about 1 s; 0: "
+     "infinite).", NOT_TUNED},
+    {"GASNET_QP_RETRY_COUNT", GASNETI_KNOB_INT, "7", 0, 7, NULL, "retries", J, "ibv",
+     "Retransmissions after a timeout before a peer counts as unreachable (the job then ends "
+     "naming it).", NOT_TUNED},
+    {"GASNET_MAX_MTU", GASNETI_KNOB_ENUM, "0", 0, 0, "0|-1|256|512|1024|2048|4096", "bytes", J,
+     "ibv", "Largest path MTU of RC queue pairs: 0 or -1 the port's active MTU, else the smaller "
+     "of this and it.", NOT_TUNED},
+    {"GASNET_IBV_VERBOSE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "ibv",
+     "Each rank says which HCA ports it uses, the connections it made and the memory it "
+     "registered (stderr).", NOT_TUNED},
     /* ---- HCA ports (ibv) ---- */
     {"GASNET_IBV_PORTS", GASNETI_KNOB_PORTS, "", 0, 0, NULL, "", R, "ibv",
      "Which HCAs and ports to use: HCA[:port,port][+HCA...], e.g. mlx5_0+mlx5_1:1,2.", NOT_TUNED},

@@ -1,8 +1,10 @@
 /* rma_am.c: the reference extended API over active messages, for peers outside the caller's
- * supernode (network conduits use it too). Puts are Long requests, gets a Short request
+ * supernode (network conduits use it too; a conduit with RDMA, GASNETC_RDMA, takes puts and
+ * gets itself and only memsets travel as AMs). Puts are Long requests, gets a Short request
  * answered by a Long (destination in our segment) or Medium reply; transfers larger than one
  * AM are split and all chunks are issued before waiting, so they pipeline. An aligned word
  * (1, 2, 4 or 8 bytes) travels in Short arguments both ways instead. */
+#include "../conduit.h"
 #include "rma.h"
 
 #define PTR_ARGS(p) (gasnet_handlerarg_t)(uint32_t)(uintptr_t)(p), \
@@ -137,9 +139,15 @@ gasnet_handle_t gasneti_target_close(gasneti_target_t *t, int kind) {
 }
 
 gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, size_t n,
-                               int kind) {
+                               int kind, int bulk) {
   gasneti_target_t t;
   gasneti_target_open(&t, kind, true);
+#ifdef GASNETC_RDMA
+  if (n) gasnetc_rdma_put(node, dest, src, n, t.counter, !bulk);
+  return gasneti_target_close(&t, kind);
+#else
+  (void)bulk;
+#endif
   if (gasneti_is_word_size(n) && gasneti_word_aligned(dest, n)) {
     gasneti_word_t w = gasneti_word_load(src, n);
     gasneti_target_add(&t);
@@ -155,6 +163,10 @@ gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, 
 
 void gasneti_put_am_counted(gasnet_node_t node, void *dest, const void *src, size_t n,
                             _Atomic int64_t *counter) {
+#ifdef GASNETC_RDMA
+  if (n) gasnetc_rdma_put(node, dest, src, n, counter, 1);
+  return;
+#endif
   const size_t chunk = gasnet_AMMaxLongRequest();
   for (size_t off = 0; off < n; off += chunk) {
     size_t len = n - off < chunk ? n - off : chunk;
@@ -168,6 +180,10 @@ void gasneti_put_am_counted(gasnet_node_t node, void *dest, const void *src, siz
 
 void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, size_t n,
                             _Atomic int64_t *counter) {
+#ifdef GASNETC_RDMA
+  if (n) gasnetc_rdma_get(dest, node, src, n, counter);
+  return;
+#endif
   if (gasneti_is_word_size(n) && gasneti_word_aligned(src, n)) {
     atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
     gasneti_am_request_internal(node, GASNETI_HANDLER_GET, GASNETI_AM_SHORT, NULL, 0, NULL, 8,

@@ -108,14 +108,16 @@ def blank(value: str | None) -> bool:
 
 
 def segment_budget(max_segsize: str | None, physmem_max: str | None, host_memory: int,
-                   shm_free: int, ranks_on_host: int, queue_bytes: int) -> int:
-    """Bytes of segment per rank; ParseError with the numbers when a value is bad or the
-    budget rounds to nothing."""
+                   shm_free: int, ranks_on_host: int, queue_bytes: int,
+                   pinned_bytes: int = 0) -> int:
+    """Bytes of segment per rank (less pinned_bytes of other registered buffers per rank, on
+    ibv); ParseError with the numbers when a value is bad or the budget rounds to nothing."""
     lib = _lib()
     err = ffi.new("char[]", ERRLEN)
     enc = lambda v: os.fsencode(v) if v else ffi.NULL  # noqa: E731
     value = lib.gasneti_segment_budget(enc(max_segsize), enc(physmem_max), host_memory,
-                                       shm_free, ranks_on_host, queue_bytes, err, ERRLEN)
+                                       shm_free, ranks_on_host, queue_bytes, pinned_bytes,
+                                       err, ERRLEN)
     if value == 0:
         raise ParseError(_str(err))
     return int(value)

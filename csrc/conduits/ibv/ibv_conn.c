@@ -1,0 +1,429 @@
+/* ibv_conn.c: connections. Every rank has one UD queue pair whose address travels through the
+ * bootstrap; RC queue pairs to a peer are set up by a handshake over UD, at start-up for the
+ * static peers (all, or those of GASNET_CONNECTFILE_IN) and on first use for the others
+ * (GASNET_CONNECT_DYNAMIC).
+ *
+ * The lower rank of a pair leads: it creates its queue pairs and sends REQ (its QP numbers);
+ * the higher one creates its own, connects them and answers REP; the lower connects and
+ * answers RTU, after which the higher may send (it also takes any message from the lower as
+ * RTU). A higher rank that needs the connection first asks with CALL. Datagrams may be lost
+ * (no receive posted), so REQ and CALL are repeated, at GASNET_CONNECT_RETRANS_MIN doubling
+ * up to _MAX, until answered; duplicates are answered again and change nothing.
+ * The UD queue pair also carries exit notices to other hosts' ranks, and the notice that a
+ * rank returned from main (FIN: its peers then send it nothing more). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../core/knobs.h"
+#include "../../core/knobs/knob_api.h"
+#include "ibv_internal.h"
+
+enum { UD_REQ = 1, UD_REP, UD_RTU, UD_CALL, UD_EXIT, UD_FIN };
+#define UD_MAGIC 0x56424947u /* "GIBV" */
+
+typedef struct {
+  uint32_t magic, tag;
+  uint8_t type, nrails;
+  uint16_t pad;
+  uint32_t src;
+  int32_t code;
+  uint32_t qpn[IBV_MAX_RAILS];
+} ud_msg_t;
+_Static_assert(sizeof(ud_msg_t) <= IBV_UD_BUFSZ, "a handshake fits its buffer");
+
+static uint32_t job_tag;
+static int waiting; /* peers whose handshake is under way (timers to run) */
+
+static const char *const type_names[] = {"?", "REQ", "REP", "RTU", "CALL", "EXIT", "FIN"};
+
+/* ---- the UD queue pair --------------------------------------------------------------------- */
+static void post_ud_recv(void *buf) {
+  ibv_hca_t *hca = &ibv.hca[ibv.port[0].hca];
+  struct ibv_sge sge = {(uint64_t)(uintptr_t)buf, IBV_UD_BUFSZ + 40, hca->buf_mr->lkey};
+  struct ibv_recv_wr wr = {.wr_id = (uint64_t)(uintptr_t)buf, .sg_list = &sge, .num_sge = 1};
+  struct ibv_recv_wr *bad;
+  int rc = ibv_post_recv(ibv.ud, &wr, &bad);
+  if (rc) gasneti_fatalerror("ibv: cannot post a handshake receive buffer: %s", strerror(rc));
+}
+
+static void ud_open(void) {
+  ibv_port_t *port = &ibv.port[0];
+  ibv_hca_t *hca = &ibv.hca[port->hca];
+  struct ibv_qp_init_attr init = {
+      .send_cq = hca->scq, .recv_cq = hca->rcq,
+      .cap = {.max_send_wr = IBV_UD_SBUFS, .max_recv_wr = IBV_UD_RBUFS, .max_send_sge = 1,
+              .max_recv_sge = 1},
+      .qp_type = IBV_QPT_UD, .sq_sig_all = 1};
+  ibv.ud = ibv_create_qp(hca->pd, &init);
+  if (!ibv.ud) gasneti_fatalerror("ibv: cannot create the UD queue pair on %s: %s", hca->name,
+                                  strerror(errno));
+  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = port->num,
+                          .qkey = IBV_QKEY};
+  int rc = ibv_modify_qp(ibv.ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+  a.qp_state = IBV_QPS_RTR;
+  if (!rc) rc = ibv_modify_qp(ibv.ud, &a, IBV_QP_STATE);
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = 0;
+  if (!rc) rc = ibv_modify_qp(ibv.ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+  if (rc) gasneti_fatalerror("ibv: cannot bring the UD queue pair up: %s", strerror(rc));
+  for (int i = 0; i < IBV_UD_RBUFS; i++) post_ud_recv(ibv.pool.ud_r + (size_t)i * (IBV_UD_BUFSZ + 40));
+}
+
+uint32_t ibv_ud_qpn(void) { return ibv.ud->qp_num; }
+
+static struct ibv_ah *ah_of(int rank) {
+  if (!ibv.ah[rank]) {
+    struct ibv_ah_attr a = {.dlid = ibv.cards[rank].lid[0], .sl = 0, .port_num = ibv.port[0].num};
+    ibv.ah[rank] = ibv_create_ah(ibv.hca[ibv.port[0].hca].pd, &a);
+    if (!ibv.ah[rank]) gasneti_fatalerror("ibv: cannot make an address handle for rank %d", rank);
+  }
+  return ibv.ah[rank];
+}
+
+static void ud_send(int rank, int type, int code) {
+  void *buf;
+  while (!(buf = ibv_ud_sbuf_get())) ibv_poll_send(); /* completions free them */
+  ibv_peer_t *p = &ibv.peers[rank];
+  ud_msg_t *m = buf;
+  *m = (ud_msg_t){.magic = UD_MAGIC, .tag = job_tag, .type = (uint8_t)type, .nrails = p->nrails,
+                  .src = gasneti_mynode, .code = code};
+  if (type == UD_REQ || type == UD_REP)
+    for (int r = 0; r < p->nrails; r++) m->qpn[r] = p->qp[r]->qp_num;
+  ibv_sreq_t *s;
+  while (!(s = ibv_sreq_get())) ibv_poll_send();
+  s->kind = SR_UD;
+  s->buf = buf;
+  s->hca = (uint8_t)ibv.port[0].hca;
+  struct ibv_sge sge = {(uint64_t)(uintptr_t)buf, sizeof *m, ibv_lkey_buf(ibv.port[0].hca)};
+  struct ibv_send_wr wr = {.wr_id = (uint64_t)(uintptr_t)s, .sg_list = &sge, .num_sge = 1,
+                           .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED};
+  wr.wr.ud.ah = ah_of(rank);
+  wr.wr.ud.remote_qpn = ibv.cards[rank].ud_qpn;
+  wr.wr.ud.remote_qkey = IBV_QKEY;
+  struct ibv_send_wr *bad;
+  int rc = ibv_post_send(ibv.ud, &wr, &bad);
+  if (rc) gasneti_fatalerror("ibv: cannot send a %s datagram to rank %d: %s", type_names[type],
+                             rank, strerror(rc));
+}
+
+/* ---- RC queue pairs -------------------------------------------------------------------------- */
+static void create_qps(int peer) {
+  ibv_peer_t *p = &ibv.peers[peer];
+  for (int r = 0; r < p->nrails; r++) {
+    ibv_port_t *lp = &ibv.port[r % ibv.nports];
+    ibv_hca_t *hca = &ibv.hca[lp->hca];
+    bool am = r == p->am_rail;
+    struct ibv_qp_init_attr init = {
+        .send_cq = hca->scq, .recv_cq = hca->rcq, .srq = ibv.use_srq ? hca->srq : NULL,
+        .cap = {.max_send_wr = (uint32_t)ibv.depth_pp + 2,
+                .max_recv_wr = ibv.use_srq ? 0 : (uint32_t)(am ? ibv.rq_depth : 1),
+                .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = ibv.inline_limit},
+        .qp_type = IBV_QPT_RC, .sq_sig_all = 1};
+    p->qp[r] = ibv_create_qp(hca->pd, &init);
+    if (!p->qp[r])
+      gasneti_fatalerror("ibv: cannot create a queue pair to rank %d on %s: %s", peer, hca->name,
+                         strerror(errno));
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = lp->num,
+                            .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                                               IBV_ACCESS_LOCAL_WRITE};
+    int rc = ibv_modify_qp(p->qp[r], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                             IBV_QP_ACCESS_FLAGS);
+    if (rc) gasneti_fatalerror("ibv: cannot initialise a queue pair to rank %d: %s", peer,
+                               strerror(rc));
+    if (am && !ibv.use_srq) {
+      for (int i = 0; i < ibv.rq_depth; i++) {
+        ibv_buf_t *b = ibv.pool.free_rbufs;
+        if (!b) gasneti_fatalerror("ibv: out of receive buffers connecting to rank %d", peer);
+        ibv.pool.free_rbufs = b->next;
+        ibv_post_rbuf(lp->hca, p->qp[r], b);
+      }
+    }
+  }
+}
+
+static void connect_qps(int peer, const uint32_t *remote) {
+  ibv_peer_t *p = &ibv.peers[peer];
+  const ibv_card_t *card = &ibv.cards[peer];
+  for (int r = 0; r < p->nrails; r++) {
+    ibv_port_t *lp = &ibv.port[r % ibv.nports];
+    ibv_hca_t *hca = &ibv.hca[lp->hca];
+    enum ibv_mtu mtu = lp->mtu < ibv.max_mtu ? lp->mtu : ibv.max_mtu;
+    int rd = hca->attr.max_qp_rd_atom < 4 ? hca->attr.max_qp_rd_atom : 4;
+    int ird = hca->attr.max_qp_init_rd_atom < 4 ? hca->attr.max_qp_init_rd_atom : 4;
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = remote[r],
+                            .rq_psn = 0, .max_dest_rd_atomic = (uint8_t)rd,
+                            .min_rnr_timer = 6, /* 0.08 ms between tries of a full receiver */
+                            .ah_attr = {.dlid = card->lid[r % card->nports], .sl = 0,
+                                        .port_num = lp->num}};
+    int rc = ibv_modify_qp(p->qp[r], &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                                             IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = (uint8_t)ibv.qp_timeout,
+                             .retry_cnt = (uint8_t)ibv.qp_retry, .rnr_retry = 7, .sq_psn = 0,
+                             .max_rd_atomic = (uint8_t)ird};
+    if (!rc)
+      rc = ibv_modify_qp(p->qp[r], &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                           IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                                           IBV_QP_MAX_QP_RD_ATOMIC);
+    if (rc) gasneti_fatalerror("ibv: cannot connect a queue pair to rank %d (host %s): %s", peer,
+                               gasneti_host_name(peer), strerror(rc));
+    p->remote_qpn[r] = remote[r];
+  }
+  p->state = CONN_UP;
+  ibv.connections++;
+  if (p->static_peer) ibv.static_connections++;
+}
+
+/* ---- the handshake ----------------------------------------------------------------------------- */
+static void arm(ibv_peer_t *p, bool first) {
+  double now = ibv_now();
+  p->interval = first ? ibv.retrans_min : p->interval * 2;
+  if (p->interval > ibv.retrans_max) p->interval = ibv.retrans_max;
+  p->next_try = now + p->interval;
+}
+
+static void begin(int peer) {
+  ibv_peer_t *p = &ibv.peers[peer];
+  if (p->state != CONN_NONE) return;
+  if ((int)gasneti_mynode < peer) {
+    create_qps(peer);
+    ud_send(peer, UD_REQ, 0);
+  } else {
+    ud_send(peer, UD_CALL, 0);
+  }
+  p->state = CONN_WAIT;
+  arm(p, true);
+  waiting++;
+}
+
+bool ibv_conn_waiting(void) { return waiting > 0; }
+
+static void make_usable(ibv_peer_t *p) {
+  if (!p->usable && p->state == CONN_UP) {
+    p->usable = true;
+    waiting--;
+  }
+}
+
+void ibv_conn_heard(int peer) {
+  ibv_peer_t *p = &ibv.peers[peer];
+  p->recorded = true;
+  make_usable(p);
+}
+
+static bool valid_qpns(const ud_msg_t *m, int src) {
+  if (m->nrails != ibv.peers[src].nrails) return false;
+  for (int r = 0; r < m->nrails; r++)
+    if (!m->qpn[r]) return false;
+  return true;
+}
+
+void ibv_ud_recv(struct ibv_wc *wc) {
+  uint8_t *buf = (uint8_t *)(uintptr_t)wc->wr_id;
+  const ud_msg_t *m = (const ud_msg_t *)(buf + 40);
+  bool ok = wc->status == IBV_WC_SUCCESS && wc->byte_len >= 40 + sizeof *m &&
+            m->magic == UD_MAGIC && m->tag == job_tag && m->src < gasneti_nodes &&
+            m->src != gasneti_mynode;
+  int src = ok ? (int)m->src : -1;
+  ibv_peer_t *p = ok ? &ibv.peers[src] : NULL;
+  if (ok && m->type == UD_EXIT) {
+    gasneti_exit_post(m->code); /* the ranks here follow at their next poll */
+  } else if (ok && m->type == UD_FIN) {
+    p->finished = true;
+  } else if (ok && gasneti_pshm_reach[src]) {
+    ok = false; /* supernode peers never handshake */
+  } else if (ok && m->type == UD_REQ && (int)gasneti_mynode > src && valid_qpns(m, src)) {
+    if (p->state != CONN_UP) { /* NONE, or our CALL crossed its REQ */
+      if (p->state == CONN_NONE) waiting++;
+      create_qps(src);
+      connect_qps(src, m->qpn);
+    } else if (memcmp(p->remote_qpn, m->qpn, sizeof(uint32_t) * p->nrails) != 0) {
+      ok = false; /* not the connection we made: a stale datagram */
+    }
+    if (ok) ud_send(src, UD_REP, 0);
+  } else if (ok && m->type == UD_REP && (int)gasneti_mynode < src && valid_qpns(m, src)) {
+    if (p->state == CONN_WAIT) {
+      connect_qps(src, m->qpn);
+      p->usable = true;
+      waiting--;
+    }
+    if (p->state == CONN_UP) ud_send(src, UD_RTU, 0);
+  } else if (ok && m->type == UD_RTU && (int)gasneti_mynode > src) {
+    make_usable(p); /* an RTU is no traffic: the connection is not recorded as used */
+  } else if (ok && m->type == UD_CALL && (int)gasneti_mynode < src) {
+    if (p->state == CONN_NONE) begin(src);
+    else if (p->state == CONN_WAIT) ud_send(src, UD_REQ, 0);
+    else ud_send(src, UD_RTU, 0);
+  } else if (ok) {
+    ok = false;
+  }
+  if (!ok && wc->status == IBV_WC_SUCCESS) {
+    static int told;
+    if (told++ < 3)
+      gasneti_warning("ibv: ignored a malformed or stray connection datagram (%u bytes)",
+                      wc->byte_len);
+  }
+  if (wc->status != IBV_WC_WR_FLUSH_ERR) post_ud_recv(buf);
+}
+
+/* Repeats unanswered REQ and CALL datagrams (a peer busy computing answers when it polls). */
+void ibv_conn_timers(double now) {
+  if (!waiting) return;
+  for (int r = 0; r < gasneti_nodes; r++) {
+    ibv_peer_t *p = &ibv.peers[r];
+    if (p->usable || p->state == CONN_NONE || now < p->next_try) continue;
+    if (p->state == CONN_WAIT && (int)gasneti_mynode < r) ud_send(r, UD_REQ, 0);
+    else ud_send(r, UD_CALL, 0); /* the lower rank's RTU went missing, or its REQ */
+    arm(p, false);
+  }
+}
+
+void ibv_connect(int peer) {
+  ibv_peer_t *p = &ibv.peers[peer];
+  if (p->usable) return;
+  if (!ibv.dynamic)
+    gasneti_fatalerror("ibv: rank %d needs a connection to rank %d (host %s), which was not made "
+                       "at start-up, and GASNET_CONNECT_DYNAMIC=0 forbids making it now: add the "
+                       "pair to GASNET_CONNECTFILE_IN or allow dynamic connections",
+                       (int)gasneti_mynode, peer, gasneti_host_name(peer));
+  ibv_lock_take();
+  begin(peer);
+  ibv_lock_drop();
+  while (!p->usable) {
+    int which = gasneti_am_context == GASNETI_CTX_CLIENT ? GASNETI_POLL_ALL : GASNETI_POLL_REPLIES;
+    if (!ibv_poll_network(which)) gasneti_wait_backoff();
+    gasneti_exit_check();
+  }
+}
+
+/* ---- start-up ------------------------------------------------------------------------------------- */
+static void static_peers(bool *want) {
+  if (!gasneti_knob_bool("GASNET_CONNECT_STATIC")) return;
+  const char *pattern = gasneti_knob_is_set("GASNET_CONNECTFILE_IN")
+                            ? gasneti_knob_text("GASNET_CONNECTFILE_IN") : "";
+  if (!*pattern) {
+    for (int r = 0; r < gasneti_nodes; r++) want[r] = true;
+    return;
+  }
+  char path[4096], err[512];
+  if (!gasneti_expand_filename(pattern, gasneti_mynode, path, sizeof path))
+    gasneti_fatalerror("ibv: GASNET_CONNECTFILE_IN='%s' expands to a name too long", pattern);
+  FILE *f = fopen(path, "r");
+  if (!f) gasneti_fatalerror("ibv: cannot read GASNET_CONNECTFILE_IN file %s: %s", path,
+                             strerror(errno));
+  size_t cap = 65536, len = 0;
+  char *text = gasneti_malloc(cap);
+  size_t got;
+  while ((got = fread(text + len, 1, cap - len - 1, f)) > 0) {
+    len += got;
+    if (len + 1 == cap) text = realloc(text, cap *= 2);
+    if (!text) gasneti_fatalerror("ibv: out of memory reading %s", path);
+  }
+  fclose(f);
+  text[len] = 0;
+  gasneti_conngraph_t g = {0};
+  if (!gasneti_connectfile_parse(text, path, gasneti_nodes, &g, err, sizeof err))
+    gasneti_fatalerror("ibv: GASNET_CONNECTFILE_IN: %s", err);
+  free(text);
+  for (int i = 0; i < g.nedges; i++) {
+    int a = g.edges[2 * i], b = g.edges[2 * i + 1];
+    if (a == (int)gasneti_mynode) want[b] = true;
+    if (b == (int)gasneti_mynode) want[a] = true;
+  }
+  gasneti_conngraph_free(&g);
+}
+
+void ibv_conn_init(void) {
+  ud_open();
+  const char *id = gasneti_jobid;
+  job_tag = 2166136261u;
+  for (; *id; id++) job_tag = (job_tag ^ (uint8_t)*id) * 16777619u;
+  ibv.ah = gasneti_calloc(gasneti_nodes, sizeof *ibv.ah);
+  ibv.peers = gasneti_calloc(gasneti_nodes, sizeof *ibv.peers);
+}
+
+/* After the cards are exchanged: rails per peer, then the static connections. */
+void ibv_conn_start(void) {
+  int me = gasneti_mynode;
+  bool *want = gasneti_calloc(gasneti_nodes, sizeof *want);
+  static_peers(want);
+  int all = 0, wanted = 0;
+  for (int r = 0; r < gasneti_nodes; r++) {
+    ibv_peer_t *p = &ibv.peers[r];
+    if (r == me || gasneti_pshm_reach[r]) continue;
+    int theirs = ibv.cards[r].nports;
+    p->nrails = (uint8_t)(ibv.nports > theirs ? ibv.nports : theirs);
+    p->am_rail = (uint8_t)((me + r) % p->nrails); /* both ends agree; spreads AMs over rails */
+    all++;
+    if (want[r]) {
+      p->static_peer = true;
+      wanted++;
+    }
+  }
+  /* Fully connected at start-up: no peer is left to connect later. */
+  if (wanted == all && all > 0 && gasneti_knob_bool("GASNET_CONNECT_STATIC")) ibv.dynamic = false;
+  ibv_lock_take();
+  for (int r = me + 1; r < gasneti_nodes; r++)
+    if (ibv.peers[r].static_peer) begin(r);
+  ibv_lock_drop();
+  for (int r = 0; r < gasneti_nodes; r++) {
+    ibv_peer_t *p = &ibv.peers[r];
+    while (p->static_peer && !p->usable) {
+      if (!ibv_poll_network(GASNETI_POLL_REPLIES)) gasneti_wait_backoff();
+      gasneti_exit_check();
+    }
+  }
+  free(want);
+}
+
+/* ---- exit notices and the record of connections ------------------------------------------------------ */
+/* Lets the datagrams just posted leave before the process goes (at most 50 ms). */
+static void drain_ud(void) {
+  double until = ibv_now() + 0.05;
+  while (ibv.pool.ud_s_free < IBV_UD_SBUFS && ibv_now() < until) ibv_poll_send();
+}
+
+void ibv_ud_exit_notice(int code) {
+  for (int round = 0; round < 2; round++)
+    for (int r = 0; r < gasneti_nodes; r++)
+      if (r != (int)gasneti_mynode && gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
+        ud_send(r, UD_EXIT, code);
+  drain_ud();
+}
+
+void ibv_ud_finished_notice(void) {
+  for (int round = 0; round < 2; round++)
+    for (int r = 0; r < gasneti_nodes; r++)
+      if (ibv.peers[r].state == CONN_UP) ud_send(r, UD_FIN, 0);
+  drain_ud();
+}
+
+void ibv_connectfile_write(void) {
+  if (!gasneti_knob_is_set("GASNET_CONNECTFILE_OUT")) return;
+  const char *pattern = gasneti_knob_text("GASNET_CONNECTFILE_OUT");
+  char path[4096];
+  if (!*pattern || !gasneti_expand_filename(pattern, gasneti_mynode, path, sizeof path)) return;
+  gasneti_conngraph_t g = {0};
+  for (int r = 0; r < gasneti_nodes; r++)
+    if (ibv.peers[r].recorded && ibv.peers[r].state == CONN_UP)
+      gasneti_conngraph_add(&g, (int)gasneti_mynode, r);
+  char *text = gasneti_connectfile_write(&g, gasneti_nodes,
+                                         (int)gasneti_knob_int("GASNET_CONNECTFILE_BASE"));
+  gasneti_conngraph_free(&g);
+  FILE *f = text ? fopen(path, "w") : NULL;
+  if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+    gasneti_warning("ibv: cannot write GASNET_CONNECTFILE_OUT file %s: %s", path,
+                    strerror(errno));
+  gasneti_free(text);
+}
+
+void ibv_conn_fini(void) {
+  for (int r = 0; r < gasneti_nodes; r++) {
+    ibv_peer_t *p = &ibv.peers[r];
+    for (int k = 0; k < p->nrails; k++)
+      if (p->qp[k]) ibv_destroy_qp(p->qp[k]);
+    if (ibv.ah[r]) ibv_destroy_ah(ibv.ah[r]);
+  }
+  if (ibv.ud) ibv_destroy_qp(ibv.ud);
+}
