@@ -208,6 +208,22 @@ int gasnetc_poll(int which) {
 }
 
 /* ---- leaving ------------------------------------------------------------------------------------- */
+static void say_summary(void) {
+  if (!ibv.verbose) return;
+  char text[1024];
+  size_t used = 0;
+  text[0] = 0;
+  for (int i = 0; i < ibv.nports && used < sizeof text; i++) {
+    int n = snprintf(text + used, sizeof text - used, "%s%s:%d %llu requests %llu bytes",
+                     i ? ", " : "", ibv.hca[ibv.port[i].hca].name, ibv.port[i].num,
+                     (unsigned long long)ibv.port[i].wrs, (unsigned long long)ibv.port[i].bytes);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  fprintf(stderr, "ibv: rank %d finished with %d connections (%d made at start-up); %s\n",
+          (int)gasneti_mynode, ibv.connections, ibv.static_connections, text);
+}
+
 static bool take_lock_briefly(void) {
 #if GASNETI_THREADS
   double until = ibv_now() + 0.1;
@@ -222,7 +238,10 @@ static bool take_lock_briefly(void) {
 void gasnetc_exit_notify(int code) {
   ibv.in_exit = true;
   if (!take_lock_briefly()) return;
-  if (code == 0 && !gasneti_exit_in_signal) ibv_connectfile_write();
+  if (code == 0 && !gasneti_exit_in_signal) {
+    ibv_connectfile_write();
+    say_summary();
+  }
   ibv_ud_exit_notice(code);
   ibv_lock_drop();
 }
@@ -237,7 +256,5 @@ void gasnetc_fini(void) {
   ibv_connectfile_write();
   ibv_ud_finished_notice();
   ibv_lock_drop();
-  if (ibv.verbose)
-    fprintf(stderr, "ibv: rank %d finished with %d connections (%d made at start-up)\n",
-            (int)gasneti_mynode, ibv.connections, ibv.static_connections);
+  say_summary();
 }

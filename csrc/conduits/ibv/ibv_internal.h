@@ -45,6 +45,7 @@ typedef struct {
   uint8_t num;
   uint16_t lid;
   enum ibv_mtu mtu;
+  uint64_t wrs, bytes; /* work requests posted through it, and their payload (GASNET_IBV_VERBOSE) */
 } ibv_port_t;
 
 /* ---- what ranks tell each other --------------------------------------------------------------- */

@@ -39,6 +39,9 @@ void ibv_post(int peer, int rail, ibv_sreq_t *s, struct ibv_send_wr *wr) {
   wr->send_flags |= IBV_SEND_SIGNALED;
   p->depth++;
   ibv.depth++;
+  ibv_port_t *port = &ibv.port[rail % ibv.nports];
+  port->wrs++;
+  for (int i = 0; i < wr->num_sge; i++) port->bytes += wr->sg_list[i].length;
   struct ibv_send_wr *bad;
   int rc = ibv_post_send(p->qp[rail], wr, &bad);
   if (rc)
