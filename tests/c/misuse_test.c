@@ -24,7 +24,7 @@ static double now(void) {
 
 static void usage(void) {
   fprintf(stderr, "usage: misuse_test internal-handler | barrier-in-handler | double-wait |\n"
-                  "       linger SECONDS\n");
+                  "       outside-segment | linger SECONDS\n");
   exit(2);
 }
 
@@ -51,6 +51,14 @@ int main(int argc, char **argv) {
       gasnet_wait_syncnb(h);
       gasnet_wait_syncnb(h); /* the handle went back to the pool with the first wait */
     }
+  } else if (strcmp(mode, "outside-segment") == 0) {
+    /* A put 1 MiB past the end of the peer's segment: the debug build's check refuses it; on
+     * ibv the target HCA does (a remote access error). */
+    if (me == 0) {
+      long value = 7;
+      gasnet_put(peer, (char *)seg[peer].addr + seg[peer].size + (1 << 20), &value, sizeof value);
+    }
+    GASNET_BLOCKUNTIL(0);
   } else if (strcmp(mode, "linger") == 0 && argc > 2) {
     double until = now() + atof(argv[2]);
     while (now() < until) {

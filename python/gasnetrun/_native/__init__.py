@@ -123,6 +123,27 @@ def segment_budget(max_segsize: str | None, physmem_max: str | None, host_memory
     return int(value)
 
 
+@dataclass
+class IbvPlan:
+    """What an ibv rank registers besides its segment (the conduit's own arithmetic)."""
+    use_srq: bool
+    rq_depth: int
+    rbufs: int
+    bbufs: int
+    depth_total: int
+    pool_bytes: int
+
+
+def ibv_plan(nranks: int, remote_peers: int, credits_pp: int = 12, rbuf_count: int = 1024,
+             bbuf_count: int = 1024, use_srq: int = -1, depth_pp: int = 24,
+             depth_total: int = 255) -> IbvPlan:
+    out = ffi.new("gasneti_ibv_plan_t *")
+    _lib().gasneti_ibv_plan(nranks, remote_peers, credits_pp, rbuf_count, bbuf_count, use_srq,
+                            depth_pp, depth_total, out)
+    return IbvPlan(bool(out.use_srq), int(out.rq_depth), int(out.rbufs), int(out.bbufs),
+                   int(out.depth_total), int(out.pool_bytes))
+
+
 def pshm_host_bytes(host_ranks: int) -> int:
     """Shared memory the AM queues of a host with this many ranks take (the runtime's layout)."""
     return int(_lib().gasneti_pshm_host_bytes(host_ranks))
