@@ -250,7 +250,8 @@ def test_knobs_table_and_single_knob(opt_build):
 
 def test_info_reports_the_build(opt_build):
     info = json.loads(run_gasnetrun(opt_build, ["--info", "--json"]).stdout)
-    assert info["conduits"] == ["smp", "udp"] and info["threading"] == ["seq", "par"]
+    assert {"smp", "udp"} <= set(info["conduits"]) <= {"smp", "udp", "ibv"}
+    assert info["threading"] == ["seq", "par"]
     assert info["limits"]["smp"]["am_max_medium"] == 65536 and info["am_max_args"] == 16
     assert "local" in info["spawners"]
 
