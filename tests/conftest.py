@@ -32,12 +32,14 @@ def fake_fabric(build_path: Path) -> Path:
 
 
 def fakeverbs_env(build_path: Path, node: Path = FAKE_NODE) -> dict[str, str]:
-    """What makes a program linked with libibverbs run on fakeverbs instead of an HCA."""
+    """What makes a program linked with libibverbs run on fakeverbs instead of an HCA; gasnetrun
+    plans the node from the same recorded node (GASNET_PROBE_ROOT)."""
     lib = str(build_path / "fakeverbs")
     old = os.environ.get("LD_LIBRARY_PATH")
     return {"LD_LIBRARY_PATH": f"{lib}:{old}" if old else lib,
             "FAKEVERBS_SYSFS": str(node / "sys"),
-            "FAKEVERBS_FABRIC": str(fake_fabric(build_path))}
+            "FAKEVERBS_FABRIC": str(fake_fabric(build_path)),
+            "GASNET_PROBE_ROOT": str(node)}
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILDS, ROOT, Build, built, fakeverbs_env, job_env
+from conftest import BUILDS, FAKE_NODE, ROOT, Build, built, fakeverbs_env, job_env
 
 NODES = ROOT / "tests" / "fixtures" / "nodes"
 NO_PSHM = {"GASNET_SUPERNODE_MAXSIZE": "1"}
@@ -64,7 +64,9 @@ def ports_used(stderr: str) -> set[str]:
 
 
 def test_default_is_the_first_active_port_of_each_hca(opt_ibv):
-    result = opt_ibv.job(2, "am_test", env={**NO_PSHM, **VERBOSE})
+    """The conduit's own default, when neither the user nor gasnetrun's plan chose ports (a
+    setting for a socket that does not exist here keeps the plan's hands off)."""
+    result = opt_ibv.job(2, "am_test", env={**NO_PSHM, **VERBOSE, "GASNET_IBV_PORTS_9": "mlx5_1"})
     ok(result, "am_test", 2)
     used = ports_used(result.stderr)
     assert len(used) == 1 and re.fullmatch(r"mlx5_0:1\(lid \d+\)\+mlx5_1:1\(lid \d+\)",
@@ -166,7 +168,8 @@ def test_every_transfer_path_moves_the_right_bytes(opt_ibv, knobs, program):
 
 def test_rdma_is_striped_over_both_rails(opt_ibv):
     """Two HCAs, one port each in use: a peer has two rails and large puts use both."""
-    result = opt_ibv.job(2, "rma_test", env={**NO_PSHM, **VERBOSE})
+    result = opt_ibv.job(2, "rma_test", env={**NO_PSHM, **VERBOSE,
+                                             "GASNET_IBV_PORTS": "mlx5_0:1+mlx5_1:1"})
     ok(result, "rma_test", 2)
     for line in re.findall(r"ibv: rank \d+ finished.*", result.stderr):
         per_port = re.findall(r"(mlx5_\d):1 \d+ requests (\d+) bytes", line)
@@ -301,3 +304,69 @@ def test_on_a_real_hca(program):
     proc = subprocess.run([build.gasnetrun, "-n", "2", build.test_program(program)], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# ---- gasnetrun's node plan and connect-file loop -------------------------------------------------
+def test_gasnetrun_plans_the_node_and_its_ranks_use_their_sockets_hca(opt_ibv):
+    """The plan gives socket 0's ranks mlx5_0's two ports, socket 1's mlx5_1's; ranks here all
+    run on socket 0 (this machine has one), so both use mlx5_0's ports as two rails."""
+    sockets = socket_of_every_cpu()
+    if sockets != {0}:
+        pytest.skip("this machine's CPUs are not all on socket 0")
+    env = {**NO_PSHM, **VERBOSE, "GASNET_PROBE_ROOT": str(FAKE_NODE)}
+    result = opt_ibv.run(["-v", "-n", "2", opt_ibv.test_program("rma_test")], env)
+    ok(result, "rma_test", 2)
+    assert "socket 0: mlx5_0:1,2; socket 1: mlx5_1:1,2" in result.stderr, result.stderr
+    used = ports_used(result.stderr)
+    assert len(used) == 1 and re.fullmatch(r"mlx5_0:1\(lid \d+\)\+mlx5_0:2\(lid \d+\)",
+                                           used.pop()), result.stderr
+    assert "(from GASNET_IBV_PORTS_0)" in result.stderr
+
+
+def test_a_node_plan_problem_stops_the_job_before_any_rank_starts(opt_ibv, tmp_path):
+    node = tmp_path / "node"
+    shutil.copytree(FAKE_NODE, node)
+    (node / "memlock").write_text("64\n")
+    result = opt_ibv.job(2, "am_test", env={**NO_PSHM, "GASNET_PROBE_ROOT": str(node)})
+    assert result.returncode == 2, result.describe()
+    assert "memlock limit (64.0 KiB)" in result.stderr or "memlock limit" in result.stderr
+    assert "the node plan found a problem" in result.stderr and "am_test: rank" not in result.stdout
+
+
+def test_connect_record_and_replay_through_gasnetrun(opt_ibv, tmp_path):
+    d = tmp_path / "conn"
+    ring = opt_ibv.test_program("ring_test")
+    result = opt_ibv.run(["--connect", "record", str(d), "-n", "6", ring, "100"], NO_PSHM)
+    ok(result, "ring_test", 6)
+    assert "recorded 6 connections of 6 ranks" in result.stderr, result.stderr
+    assert sorted(p.name for p in d.iterdir()) == ["connect.json", "job.conn", "node-0.conn"]
+    assert edges([d / "node-0.conn"]) == {(min(r, (r + 1) % 6), max(r, (r + 1) % 6))
+                                          for r in range(6)}
+    replay = {**NO_PSHM, **VERBOSE, "GASNET_CONNECT_DYNAMIC": "0"}
+    result = opt_ibv.run(["--connect", "replay", str(d), "-n", "6", ring, "100"], replay)
+    ok(result, "ring_test", 6)
+    assert started(result.stderr) == [2] * 6, result.stderr
+
+
+@pytest.mark.parametrize("case", ["shape", "conduit", "clash", "empty", "mode"])
+def test_connect_misuse_is_refused_before_launch(opt_ibv, tmp_path, case):
+    d = tmp_path / "conn"
+    ring = opt_ibv.test_program("ring_test")
+    rec = opt_ibv.run(["--connect", "record", str(d), "-n", "4", ring, "10"], NO_PSHM)
+    assert rec.returncode == 0, rec.describe()
+    args, env, needle = {
+        "shape": (["--connect", "replay", str(d), "-n", "6", ring], {},
+                  "recorded for 4 ranks as [4] per host, but this job has 6 as [6]"),
+        "conduit": (["--connect", "replay", str(d), "-n", "4",
+                     str(opt_ibv.path / "udp" / "tests" / "ring_test-seq")], {},
+                    "is built for the udp conduit"),
+        "clash": (["--connect", "record", str(d), "-n", "4", ring],
+                  {"GASNET_CONNECTFILE_OUT": "x"}, "GASNET_CONNECTFILE_OUT is set too"),
+        "empty": (["--connect", "replay", str(tmp_path), "-n", "4", ring], {},
+                  "no connect.json there"),
+        "mode": (["--connect", "rewind", str(d), "-n", "4", ring], {},
+                 "expected record or replay"),
+    }[case]
+    result = opt_ibv.run(args, {**NO_PSHM, **env})
+    assert result.returncode == 2, result.describe()
+    assert needle in result.stderr, result.stderr

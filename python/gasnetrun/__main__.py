@@ -8,6 +8,16 @@ def main() -> int:
     if sys.argv[1:2] == ["--agent"]:
         from .agent.main import main as agent_main
         return agent_main()
+    if sys.argv[1:2] == ["--probe-host"]:  # what gasnetrun --probe runs on other hosts
+        import json
+        from .probe import probe_host
+        try:
+            probe = probe_host(sys.argv[2] if len(sys.argv) > 2 else None)
+        except (OSError, ValueError) as err:
+            print(f"gasnetrun --probe-host: {err}", file=sys.stderr)
+            return 1
+        print(json.dumps(probe.to_json()))
+        return 0
     from .cli import main as cli_main
     return cli_main()
 

@@ -16,6 +16,7 @@ from . import _native, knobdocs, workdir
 from . import spawners as spawner_registry
 from .agent.main import is_this_host
 from .agent.ranks import SpawnError
+from .connect import ConnectError
 from .envcheck import EnvFileError, job_environment, validate
 from .hosts import HostError, describe, find_hosts, map_ranks
 from .ident import ProgramIdent, read_ident
@@ -32,6 +33,7 @@ SINGLE_DASH_LONG = {"np": "-n", "spawner": "--spawner", "help": "--help", "versi
                     "env-file": "--env-file", "hostfile": "--hostfile", "ppn": "--ppn"}
 TAKES_VALUE = {"-n", "-E", "--spawner", "--np", "--env-file", "-H", "--hosts", "--hostfile",
                "-N", "--ppn", "--map-by"}
+TAKES_TWO = {"--connect"}
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 COUNT = re.compile(r"^[0-9]+$", re.ASCII)
 
@@ -55,6 +57,9 @@ def normalize(argv: list[str]) -> list[str]:
         if token in TAKES_VALUE and i + 1 < len(argv):
             out.append(argv[i + 1])
             i += 1
+        elif token in TAKES_TWO and i + 2 < len(argv):
+            out += argv[i + 1:i + 3]
+            i += 2
         i += 1
     return out
 
@@ -79,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gasnetrun",
         usage="gasnetrun -n N [-H HOSTS | --hostfile FILE] [-N NODES] [--ppn N] "
               "[--map-by block|cyclic] [-E VAR1,VAR2] [--env-only] [--env-file FILE] [-v] "
-              "[-t [--json]] [-k] [--tag-output] [-spawner=NAME] [--] prog [args]\n"
+              "[-t [--json]] [-k] [--tag-output] [-spawner=NAME] [--connect record|replay DIR] "
+              "[--] prog [args]\n"
+              "       gasnetrun --probe [-H HOSTS | --hostfile FILE] [-n N] [--json]\n"
               "       gasnetrun --knobs [NAME] [--json]\n       gasnetrun --info [--json]",
         description="Start a GASNet job of N ranks. Every GASNET_* variable the job would see is "
                     "checked against the runtime's knob table before anything starts.")
@@ -116,7 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the knob table, or everything about one knob")
     p.add_argument("--info", action="store_true",
                    help="print what this build has: conduits, threading modes, spawners, limits")
-    p.add_argument("--json", action="store_true", help="--knobs, --info and -t as JSON")
+    p.add_argument("--probe", action="store_true",
+                   help="probe the job's hosts (topology, HCAs, memory) and print what an ibv "
+                        "job's ranks would get there")
+    p.add_argument("--connect", nargs=2, metavar=("record|replay", "DIR"),
+                   help="ibv: record the connections a job uses into DIR (one connect file per "
+                        "node), or replay them at the start of the next job")
+    p.add_argument("--json", action="store_true", help="--knobs, --info, --probe and -t as JSON")
     p.add_argument("--version", action="version", version=f"gasnetrun {VERSION}")
     p.add_argument("program", nargs="?", help="the GASNet program")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
@@ -243,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
                 else knobdocs.print_knobs(args.json))
     if args.info:
         return knobdocs.print_info(sorted(spawner_registry.available()), args.json)
+    if args.probe:
+        return probe_hosts(parser, args)
     try:
         if args.nranks is None:
             raise UsageError("the number of ranks is required: -n N")
@@ -291,8 +306,22 @@ def main(argv: list[str] | None = None) -> int:
     ident = read_ident(program)
     try:
         check_program(ident, plan, spawner)
-    except UsageError as err:
+        if args.connect:
+            plan.notes += prepare_connect(args.connect, ident, plan, spawner)
+    except (UsageError, ConnectError) as err:
         return usage_error(parser, str(err))
+    if ident and ident.conduit == "ibv":
+        # Imported here: jobs of other conduits need no probing, and start faster without it.
+        from .nodeplan import group_notes
+        from .probecmd import prepare_ibv_job
+        problems, ibv_notes = prepare_ibv_job(plan, spawner.name)
+        plan.notes += group_notes(ibv_notes)
+        if problems:
+            for problem in problems:
+                print(f"gasnetrun: error: {problem}", file=sys.stderr)
+            print("gasnetrun: the job was not started (the node plan found a problem)",
+                  file=sys.stderr)
+            return USAGE_ERROR
     memory = HostMemory.here()
     # This host's needs are checked here; every other host's by its agent before any rank starts.
     local_shares = [h for h in plan.hosts if is_this_host(h.name)]
@@ -326,7 +355,50 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     workdir.remove_stale()
     try:
-        return Job(plan, spawner).run()
+        code = Job(plan, spawner).run()
     except SpawnError as err:
         say(f"error: {err}")
-        return 1
+        code = 1
+    if args.connect and args.connect[0] == "record":
+        from .connect import finish_record
+        for line in finish_record(args.connect[1], plan):
+            say(line)
+    return code
+
+
+def prepare_connect(connect: list[str], ident: ProgramIdent | None, plan: Plan,
+                    spawner: Spawner) -> list[str]:
+    mode, directory = connect
+    if mode not in ("record", "replay"):
+        raise UsageError(f"--connect '{mode}': expected record or replay, then a directory")
+    if ident is None or ident.conduit != "ibv":
+        built = f"is built for the {ident.conduit} conduit" if ident else "is no GASNet program"
+        raise UsageError(f"--connect makes connect files for the ibv conduit, but {plan.program} "
+                         f"{built}")
+    from .connect import prepare
+    return prepare(mode, directory, plan, spawner.name)
+
+
+def probe_hosts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """--probe: the job's hosts (or this one), each probed once, in parallel."""
+    try:
+        settings = job_environment(dict(os.environ), [], args.env_file)
+        env = {k: s.value for k, s in settings.items()}
+        found = find_hosts(args.hosts, args.hostfile, env)
+        hosts = [h.name for h in found[0]] if found else [socket.gethostname()]
+        ranks: dict[str, int] = {}
+        if args.nranks is not None and found:
+            ranks = {s.name: len(s.ranks) for s in map_ranks(args.nranks, found[0], args.nodes,
+                                                               args.ppn, args.map_by)}
+            hosts = list(ranks)
+        elif args.nranks is not None:
+            ranks = {hosts[0]: args.nranks}
+    except (UsageError, EnvFileError, HostError) as err:
+        return usage_error(parser, str(err))
+    from .agent.starter import BATCH_OPTIONS, agent_command
+    from .probecmd import gather, report
+    ssh = shlex.split(env.get("GASNET_SSH_CMD", "").strip() or "ssh") + BATCH_OPTIONS + \
+        shlex.split(env.get("GASNET_SSH_OPTIONS", "").strip())
+    command = agent_command()[:-1]  # the interpreter and gasnetrun, without --agent
+    results = gather(hosts, env, is_this_host, ssh, command)
+    return report(results, ranks, args.nranks or 0, env, args.json)

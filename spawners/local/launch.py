@@ -32,7 +32,8 @@ class LocalSpawner:
         spec = AgentSpec(jobid=plan.jobid, cookie=job.cookie, index=0,
                          host=socket.gethostname(), ranks=list(range(plan.nranks)),
                          subtree=list(range(plan.nranks)), nranks=plan.nranks, argv=plan.argv,
-                         env=plan.env, stdin_rank=0 if stdin_ok else None,
+                         env={**plan.env, **plan.host_env.get(socket.gethostname(), {})},
+                         stdin_rank=0 if stdin_ok else None,
                          pipe_output=plan.tag_output)
         agent = Agent(job.loop, spec, job, sink=job.sink,
                       log=job_log(plan))

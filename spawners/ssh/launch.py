@@ -17,6 +17,7 @@ from gasnetrun.agent.main import instructions, is_this_host, local_address_towar
 from gasnetrun.agent.node import TreeNode
 from gasnetrun.agent.starter import SshSettings
 from gasnetrun.agent.topology import AgentNode, build_tree, depth
+from gasnetrun.nodeplan import group_notes
 from gasnetrun.job import Job, RunningJob
 from gasnetrun.plan import Plan
 
@@ -90,11 +91,11 @@ class SshSpawner:
             specs[node.index] = AgentSpec(
                 jobid=plan.jobid, cookie=job.cookie, index=node.index, host=node.host,
                 ranks=node.ranks, subtree=node.subtree, nranks=plan.nranks, argv=plan.argv,
-                env=plan.env if local else remote_env,
+                env={**(plan.env if local else remote_env), **plan.host_env.get(node.host, {})},
                 stdin_rank=0 if ((stdin_ok if local else stdin_forwardable)
                                  and 0 in node.ranks) else None,
                 stdin_pipe=not local, pipe_output=plan.tag_output or not local,
-                host_env=not local, children=node.children)
+                host_env=not local, children=node.children, plan_node=plan.plan_nodes)
         log = (lambda m: print(f"gasnetrun: {m}", file=sys.stderr, flush=True)) \
             if plan.verbose else None
         silence_limit = job.policy.timeout
@@ -104,6 +105,9 @@ class SshSpawner:
         job.deliver = root.deliver
 
         def checked(problems: list[str]) -> None:
+            if plan.verbose:
+                for note in group_notes(root.notes):
+                    print(f"gasnetrun: {note}", file=sys.stderr, flush=True)
             if problems:
                 job.refuse(problems)
                 return

@@ -190,6 +190,10 @@ static const gasneti_knob_t table[] = {
      "GASNET_IBV_PORTS for ranks bound to socket (or NUMA node) n, see GASNET_IBV_PORTS_TYPE.", NOT_TUNED},
     {"GASNET_IBV_PORTS_TYPE", GASNETI_KNOB_ENUM, "socket", 0, 0, "socket|numa", "", R, "ibv",
      "What n in GASNET_IBV_PORTS_<n> numbers: sockets or NUMA nodes.", NOT_TUNED},
+    {"GASNET_PROBE_ROOT", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "ibv",
+     "gasnetrun plans each node of an ibv job from this recorded node (a directory with sys/, "
+     "ibv_devinfo-v.txt, topology.synthetic or .xml, meminfo, memlock) instead of probing the "
+     "host: planning offline, and tests.", NOT_TUNED},
 };
 
 size_t gasneti_knob_count(void) { return sizeof table / sizeof table[0]; }

@@ -19,8 +19,8 @@ from ..signames import signal_name
 from ..resources import HostMemory, ensure_descriptors, descriptors_needed, shared_memory_need
 from .agent import Agent, AgentSpec, Upstream
 from .output import Sink
-from .protocol import (EVENT, EV_ENDED, HEARTBEAT, T_EVENT, T_GO, T_HEARTBEAT, T_PROBLEM,
-                       T_READY, T_STDIN)
+from .protocol import (EVENT, EV_ENDED, HEARTBEAT, T_EVENT, T_GO, T_HEARTBEAT, T_NOTE,
+                       T_PROBLEM, T_READY, T_STDIN)
 from .ranks import SpawnError
 from .starter import SshSettings, start_agent, stop_agent
 from .topology import AgentNode
@@ -29,9 +29,28 @@ from .tree import ChildLink, TreeListener, dispatch_child_frame, frame
 START_DEADLINE = 60.0  # seconds for every agent to join and check its host
 
 
-def check_host(spec: AgentSpec, host: str) -> list[str]:
+def plan_node(spec: AgentSpec, host: str, problems: list[str], notes: list[str]) -> None:
+    """An ibv job: probe this host, add the knobs its plan makes (per-socket ports, PHYSMEM) to
+    what its ranks see (never over the user's), and say what was found."""
+    from ..nodeplan import plan_host, summary
+    from ..probe import probe_host
+    try:
+        probe = probe_host(spec.env.get("GASNET_PROBE_ROOT", "").strip() or None)
+    except (OSError, ValueError) as err:
+        problems.append(f"host {host}: cannot probe it: {err}")
+        return
+    probe.host = host
+    plan = plan_host(probe, len(spec.ranks), spec.nranks, spec.env)
+    problems.extend(plan.problems)
+    for name, value in plan.env.items():
+        spec.env.setdefault(name, value)
+    notes.extend(plan.notes)
+    notes.append(f"host {host}: {summary(probe, plan, len(spec.ranks))}")
+
+
+def check_host(spec: AgentSpec, host: str, notes: list[str] | None = None) -> list[str]:
     """What keeps this host from running its share of the job, if anything."""
-    problems = []
+    problems: list[str] = []
     program = spec.argv[0]
     if not os.path.exists(program):
         problems.append(f"host {host}: program {program} does not exist there")
@@ -44,6 +63,8 @@ def check_host(spec: AgentSpec, host: str) -> list[str]:
         fds = ensure_descriptors(descriptors_needed(len(spec.ranks), spec.pipe_output))
         if fds:
             problems.append(f"host {host}: {fds}")
+        if spec.plan_node:
+            plan_node(spec, host, problems, notes if notes is not None else [])
     return problems
 
 
@@ -67,6 +88,7 @@ class TreeNode:
         self.joined: set[int] = set()
         self.checked: set[int] = set()   # children whose subtree finished its checks
         self.problems: list[str] = []
+        self.notes: list[str] = []       # what agents found (the root keeps them for -v)
         self.own_checked = False
         self.reported = False
         self.started = False
@@ -109,8 +131,11 @@ class TreeNode:
                 self.loop.add_reader(pidfd, partial(self._agent_ended, c, pidfd))
             self._deadline = self.loop.call_later(START_DEADLINE, self._start_deadline)
             self._watch_timer = self.loop.call_later(HEARTBEAT, self._watch)
-        for problem in check_host(self.spec, self.me.host):
+        notes: list[str] = []
+        for problem in check_host(self.spec, self.me.host, notes):
             self._problem(problem)
+        for note in notes:
+            self._note(note)
         self.own_checked = True
         self._maybe_checked()
 
@@ -118,6 +143,12 @@ class TreeNode:
         self.problems.append(text)
         if self.on_checked is None:
             self.send_up(T_PROBLEM, text.encode())
+
+    def _note(self, text: str) -> None:
+        if self.on_checked is None:
+            self.send_up(T_NOTE, text.encode())
+        else:
+            self.notes.append(text)
 
     def _maybe_checked(self) -> None:
         if self.reported or not self.own_checked or self.checked != set(self.me.children):
@@ -175,6 +206,8 @@ class TreeNode:
             return
         if kind == T_PROBLEM:
             self._problem(payload.decode(errors="replace"))
+        elif kind == T_NOTE:
+            self._note(payload.decode(errors="replace"))
         elif kind == T_READY:
             self.checked.add(link.index)
             self._maybe_checked()

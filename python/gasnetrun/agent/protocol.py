@@ -18,9 +18,10 @@ BLOB_MAX = 1024
 # ---- agent <-> parent agent ----------------------------------------------------------------
 TREE_HEADER = struct.Struct("!II")  # type, length
 (T_CHALLENGE, T_AUTH, T_CONTRIB, T_RESULT, T_EVENT, T_OUTPUT, T_SIGNAL, T_ERROR,
- T_READY, T_SHUTDOWN, T_GO, T_PROBLEM, T_STDIN, T_HEARTBEAT) = range(1, 15)
+ T_READY, T_SHUTDOWN, T_GO, T_PROBLEM, T_STDIN, T_HEARTBEAT, T_NOTE) = range(1, 16)
 # T_READY: the subtree passed its checks; T_PROBLEM: a check failed (text), the job must not
 # start; T_GO: start the ranks; T_STDIN: bytes for rank 0's standard input (empty: its end);
+# T_NOTE: what an agent found on its host (the ibv node plan), for the root's -v;
 # T_HEARTBEAT: a child agent is alive (sent every HEARTBEAT seconds; a parent that hears
 # nothing from a child for the job's exit timeout gives it up for lost).
 HEARTBEAT = 1.0

@@ -1,0 +1,319 @@
+"""What gasnetrun learns about a host before an ibv job: its topology (hwloc's lstopo: sockets,
+NUMA nodes, cores), its RDMA devices (sysfs: ports with their state, link layer and rate, the
+NUMA node each HCA hangs off; `ibv_devinfo -v`: limits such as max_qp_wr and max_mr_size), its
+memory and the memlock limit.
+
+A recorded node, a directory holding sys/ (the sysfs subset), ibv_devinfo-v.txt,
+topology.synthetic (an hwloc synthetic description) or topology.xml (lstopo's XML), meminfo and
+memlock (what `ulimit -l` prints), stands in for the host when GASNET_PROBE_ROOT names it: for
+planning a cluster's nodes from elsewhere, and for tests (tests/fixtures/nodes)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+LIMIT_KEYS = ("max_qp_wr", "max_qp", "max_cqe", "max_srq_wr", "max_sge", "max_mr_size",
+              "max_qp_rd_atom")
+
+
+@dataclass
+class Port:
+    number: int
+    state: str       # ACTIVE, DOWN, INIT, ARMED
+    link_layer: str  # InfiniBand or Ethernet
+    rate: str
+    lid: int
+
+
+@dataclass
+class Hca:
+    name: str
+    numa: int                    # -1: the system does not say
+    ports: list[Port]
+    fw_ver: str = ""
+    board_id: str = ""
+    limits: dict[str, int] = field(default_factory=dict)
+
+    def usable_ports(self) -> list[int]:
+        """Ports the ibv conduit can use: active, on InfiniBand (it routes by LID)."""
+        return [p.number for p in self.ports
+                if p.state == "ACTIVE" and p.link_layer == "InfiniBand"]
+
+
+@dataclass
+class NumaNode:
+    index: int
+    socket: int      # -1: the NUMA node spans sockets
+    cpus: list[int]
+
+
+@dataclass
+class Topology:
+    sockets: int
+    numa: list[NumaNode]
+    cores: int
+    pus: int
+    source: str
+
+    def socket_of_numa(self, numa: int) -> int:
+        for n in self.numa:
+            if n.index == numa:
+                return n.socket
+        return -1
+
+
+@dataclass
+class HostProbe:
+    host: str
+    topology: Topology | None
+    hcas: list[Hca]
+    memory: int            # bytes
+    memlock: int | None    # bytes a process may lock; None: unlimited
+    shm_free: int          # free bytes of /dev/shm (segments and AM queues live there)
+    source: str            # "host" or the recorded node's directory
+    notes: list[str] = field(default_factory=list)  # what could not be probed
+
+    def type_key(self) -> str:
+        """Hosts of one type plan alike: everything but the name and the LIDs."""
+        data = asdict(self)
+        data.pop("host")
+        data.pop("source")
+        for hca in data["hcas"]:
+            for port in hca["ports"]:
+                port.pop("lid")
+        return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "HostProbe":
+        topo = data.get("topology")
+        topology = None if topo is None else Topology(
+            sockets=int(topo["sockets"]), cores=int(topo["cores"]), pus=int(topo["pus"]),
+            source=str(topo["source"]),
+            numa=[NumaNode(int(n["index"]), int(n["socket"]), [int(c) for c in n["cpus"]])
+                  for n in topo["numa"]])
+        hcas = [Hca(name=str(h["name"]), numa=int(h["numa"]), fw_ver=str(h["fw_ver"]),
+                    board_id=str(h["board_id"]),
+                    limits={str(k): int(v) for k, v in h["limits"].items()},
+                    ports=[Port(int(p["number"]), str(p["state"]), str(p["link_layer"]),
+                                str(p["rate"]), int(p["lid"])) for p in h["ports"]])
+                for h in data["hcas"]]
+        return cls(host=str(data["host"]), topology=topology, hcas=hcas,
+                   memory=int(data["memory"]),
+                   memlock=None if data["memlock"] is None else int(data["memlock"]),
+                   shm_free=int(data["shm_free"]), source=str(data["source"]),
+                   notes=[str(n) for n in data.get("notes", [])])
+
+
+# ---- parsers (each takes text, so recorded fixtures and live hosts go the same way) -------------
+def parse_cpulist(text: str) -> list[int]:
+    """'0-15,32-47' -> [0..15, 32..47]."""
+    cpus: list[int] = []
+    for part in filter(None, text.strip().split(",")):
+        lo, _, hi = part.partition("-")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def parse_cpuset(mask: str) -> list[int]:
+    """hwloc's '0x0000000f,0xffffffff' (32-bit words, most significant first; an empty word
+    between two commas is a zero one)."""
+    value = 0
+    for word in mask.split(","):
+        value = value << 32 | int(word or "0", 16)
+    return [i for i in range(value.bit_length()) if value >> i & 1]
+
+
+def parse_hwloc_xml(text: str, source: str) -> Topology:
+    root = ET.fromstring(text)
+    packages = cores = pus = 0
+    numa: list[NumaNode] = []
+
+    def walk(el: ET.Element, package: int) -> None:
+        nonlocal packages, cores, pus
+        for child in el.findall("object"):
+            kind = child.get("type")
+            here = package
+            if kind == "Package":
+                packages += 1
+                here = int(child.get("os_index", packages - 1))
+            elif kind == "Core":
+                cores += 1
+            elif kind == "PU":
+                pus += 1
+            elif kind == "NUMANode":
+                numa.append(NumaNode(int(child.get("os_index", len(numa))), package,
+                                     parse_cpuset(child.get("cpuset", "0x0"))))
+            walk(child, here)
+
+    walk(root, -1)
+    # A NUMA node listed above the packages (one node for the machine) spans every socket.
+    return Topology(sockets=max(packages, 1), numa=sorted(numa, key=lambda n: n.index),
+                    cores=cores or pus, pus=pus, source=source)
+
+
+def parse_devinfo(text: str) -> dict[str, dict[str, Any]]:
+    """`ibv_devinfo -v`: per hca_id, its device attributes (port blocks are left to sysfs)."""
+    out: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for line in text.splitlines():
+        m = re.match(r"^hca_id:\s*(\S+)", line)
+        if m:
+            current = out.setdefault(m.group(1), {})
+            continue
+        m = re.match(r"^\t(\w+):\s*(\S+)", line)  # one tab: device level, not port level
+        if current is not None and m:
+            key, value = m.group(1), m.group(2)
+            if key in LIMIT_KEYS:
+                current[key] = int(value, 0)
+            elif key == "fw_ver":
+                current[key] = value
+    return out
+
+
+def read(path: Path, default: str = "") -> str:
+    try:
+        return path.read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return default
+
+
+def parse_size_kb(text: str) -> int | None:
+    """`ulimit -l` output: KiB, or 'unlimited' (None)."""
+    text = text.strip()
+    if not text or text == "unlimited":
+        return None
+    return int(text) * 1024
+
+
+# ---- gathering ----------------------------------------------------------------------------------
+def sysfs_hcas(sysfs: Path) -> list[Hca]:
+    base = sysfs / "class" / "infiniband"
+    hcas = []
+    for dev in sorted(base.iterdir()) if base.is_dir() else []:
+        ports = []
+        for pdir in sorted((dev / "ports").iterdir(), key=lambda p: int(p.name)) \
+                if (dev / "ports").is_dir() else []:
+            state = read(pdir / "state").split(":")[-1].strip() or "UNKNOWN"
+            lid_text = read(pdir / "lid", "0")
+            ports.append(Port(int(pdir.name), state, read(pdir / "link_layer", "InfiniBand"),
+                              read(pdir / "rate"), int(lid_text, 0) if lid_text else 0))
+        numa_text = read(dev / "device" / "numa_node", "-1")
+        hcas.append(Hca(name=dev.name, numa=int(numa_text) if numa_text else -1, ports=ports,
+                        fw_ver=read(dev / "fw_ver"), board_id=read(dev / "board_id")))
+    return hcas
+
+
+def sysfs_topology(sysfs: Path) -> Topology | None:
+    """Without hwloc: /sys/devices/system (NUMA nodes, CPU packages)."""
+    cpu_dir = sysfs / "devices" / "system" / "cpu"
+    packages: dict[int, int] = {}
+    cores: set[tuple[int, int]] = set()
+    for topo in cpu_dir.glob("cpu[0-9]*/topology"):
+        cpu = int(topo.parent.name[3:])
+        pkg = int(read(topo / "physical_package_id", "0"))
+        packages[cpu] = pkg
+        cores.add((pkg, int(read(topo / "core_id", str(cpu)))))
+    if not packages:
+        return None
+    numa = []
+    for node in sorted((sysfs / "devices" / "system" / "node").glob("node[0-9]*")):
+        cpus = parse_cpulist(read(node / "cpulist"))
+        sockets = {packages.get(c, -1) for c in cpus}
+        numa.append(NumaNode(int(node.name[4:]), sockets.pop() if len(sockets) == 1 else -1, cpus))
+    return Topology(sockets=len(set(packages.values())), numa=numa, cores=len(cores),
+                    pus=len(packages), source="sysfs")
+
+
+def hwloc_topology(args: list[str], source: str) -> Topology | None:
+    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+    if not lstopo:
+        return None
+    try:
+        proc = subprocess.run([lstopo, *args, "--of", "xml", "-"], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    try:
+        return parse_hwloc_xml(proc.stdout, source)
+    except ET.ParseError:
+        return None
+
+
+def run_devinfo() -> dict[str, dict[str, Any]] | None:
+    exe = shutil.which("ibv_devinfo")
+    if not exe:
+        return None
+    try:
+        proc = subprocess.run([exe, "-v"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return parse_devinfo(proc.stdout) if proc.returncode == 0 else None
+
+
+def meminfo_total(text: str) -> int:
+    m = re.search(r"MemTotal:\s*(\d+)\s*kB", text)
+    return int(m.group(1)) * 1024 if m else 0
+
+
+def probe_host(root: str | None = None) -> HostProbe:
+    """This host, or the recorded node in root."""
+    notes: list[str] = []
+    host = socket.gethostname()
+    if root:
+        node = Path(root)
+        if not (node / "sys").is_dir():
+            raise FileNotFoundError(f"GASNET_PROBE_ROOT {root}: not a recorded node (it has no "
+                                    "sys/ directory; see tests/fixtures/nodes)")
+        sysfs = node / "sys"
+        devinfo: dict[str, dict[str, Any]] | None = parse_devinfo(read(node / "ibv_devinfo-v.txt"))
+        if (node / "topology.xml").exists():
+            topology = hwloc_topology(["--input", str(node / "topology.xml")], "hwloc (recorded XML)")
+        elif (node / "topology.synthetic").exists():
+            desc = read(node / "topology.synthetic")
+            topology = hwloc_topology(["--input", desc], f"hwloc (synthetic: {desc})")
+        else:
+            topology = sysfs_topology(sysfs)
+        memory = meminfo_total(read(node / "meminfo"))
+        memlock = parse_size_kb(read(node / "memlock", "unlimited"))
+        shm_free = memory // 2  # tmpfs's default size
+        source = str(node)
+    else:
+        sysfs = Path("/sys")
+        topology = hwloc_topology([], "hwloc") or sysfs_topology(sysfs)
+        devinfo = run_devinfo() if (sysfs / "class" / "infiniband").is_dir() else {}
+        memory = meminfo_total(read(Path("/proc/meminfo")))
+        soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+        memlock = None if soft == resource.RLIM_INFINITY else int(soft)
+        try:
+            st = os.statvfs("/dev/shm")
+            shm_free = st.f_bavail * st.f_frsize
+        except OSError:
+            shm_free = 0
+        source = "host"
+    if topology is None:
+        notes.append("no topology (neither hwloc's lstopo nor /sys/devices/system)")
+    hcas = sysfs_hcas(sysfs)
+    if hcas and devinfo is None:
+        notes.append("no ibv_devinfo (package ibverbs-utils): HCA limits unknown, not checked")
+    for hca in hcas:
+        found = (devinfo or {}).get(hca.name, {})
+        hca.limits = {k: int(v) for k, v in found.items() if k in LIMIT_KEYS}
+        if not hca.fw_ver and "fw_ver" in found:
+            hca.fw_ver = str(found["fw_ver"])
+    return HostProbe(host=host, topology=topology, hcas=hcas, memory=memory, memlock=memlock,
+                     shm_free=shm_free, source=source, notes=notes)
