@@ -118,6 +118,36 @@ def test_64_ranks_on_4_hosts(cluster, udp_opt):
         assert result.stdout.count(f"{program}: rank") == 64, f"{program}: {result.describe()}"
 
 
+def test_ibv_across_hosts_each_agent_plans_its_own_host(cluster):
+    """The ibv conduit across 4 hosts on fakeverbs (its fabric spans the fake hosts: they share
+    the file system and the process table). Every agent probes its host (the recorded node),
+    plans it, and -v folds the hosts' identical plans into one line; the ranks use the ports
+    the plan gave their socket."""
+    ibv_opt = built("opt", "ibv")
+    env = {**ibv_opt.conduit_env(), "GASNET_SUPERNODE_MAXSIZE": "1", "GASNET_IBV_VERBOSE": "1"}
+    hosts = hosts_arg(cluster, 4)
+    for program in ("am_test", "rma_test"):
+        result = launch(cluster, ibv_opt, ["-v", "-n", "8", "-H", hosts,
+                                           ibv_opt.test_program(program)], env=env)
+        assert result.returncode == 0, f"{program}: {result.describe()}"
+        assert result.stdout.count(f"{program}: rank") == 8, result.describe()
+    found = re.search(r"hosts (\S+): 2 sockets, 2 NUMA, 32 cores; .*socket 0: mlx5_0:1,2; "
+                      r"socket 1: mlx5_1:1,2; 2 ranks each register", result.stderr)
+    assert found, result.stderr
+    from ClusterShell.NodeSet import NodeSet
+    assert len(NodeSet(found.group(1))) == 4, found.group(1)  # one line for the 4 alike hosts
+    uses = set(re.findall(r"ibv: rank \d+ on (h\d) uses .*\(from (GASNET_IBV_PORTS_\d)\)",
+                          result.stderr))
+    assert {h for h, _ in uses} == {"h1", "h2", "h3", "h4"}, result.stderr
+    # gasnetrun --probe reaches every host over ssh, in parallel, and folds them into one type.
+    probe = launch(cluster, ibv_opt, ["--probe", "-H", hosts, "-n", "8", "--json"], env=env)
+    assert probe.returncode == 0, probe.describe()
+    import json
+    (row,) = json.loads(probe.stdout)["types"]
+    assert row["count"] == 4 and row["hosts"] == "10.78.0.[1-4]", row
+    assert row["plan"]["ports_by_socket"] == {"0": "mlx5_0:1,2", "1": "mlx5_1:1,2"}
+
+
 def test_16_hosts_with_out_degree_2(cluster, udp_build):
     """A tree of depth 4: agents start agents, and every rank still reports through it."""
     program = udp_build.test_program("env_test")

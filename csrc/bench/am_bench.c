@@ -142,8 +142,13 @@ int main(int argc, char **argv) {
     for (int cat = 1; cat <= 2; cat++) {
       const char *name = cat == 1 ? "am_medium_rtt" : "am_long_rtt";
       if (!bench_wanted(name)) continue;
-      for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+      for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        /* Sizes past the conduit's largest Medium are left out (ibv's is 4 KiB); the last
+         * size is that largest one. */
+        if (sizes[i] > maxmed || (i + 1 < sizeof sizes / sizeof sizes[0] && sizes[i] == maxmed))
+          continue;
         roundtrip(name, cat, sizes[i], (sizes[i] >= 4096 ? 20000 : 100000) / scale);
+      }
     }
     gasnet_AMRequestShort0(1, h_stop);
   } else if (gasnet_mynode() == 1) {

@@ -153,7 +153,11 @@ int main(int argc, char **argv) {
   }
   gasnet_seginfo_t seg[2];
   gasnet_getSegmentInfo(seg, 2);
+#ifdef GASNETC_RDMA
+  path = bench_same_supernode() ? "direct" : "rdma"; /* the conduit's RDMA (ibv) */
+#else
   path = bench_same_supernode() ? "direct" : "am";
+#endif
   char *local = malloc(MAXSZ);
   memset(local, 1, MAXSZ);
   if (gasnet_mynode() < 2) memset(seg[gasnet_mynode()].addr, 2, MAXSZ);

@@ -143,7 +143,7 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   double t0 = ibv_now();
   ibv_conn_start();
   if (ibv.verbose)
-    fprintf(stderr, "ibv: rank %d made %d connections at start-up in %.3f s (%s receive queue%s, "
+    fprintf(stderr, "ibv: rank %d made %d connections at start-up in %.6f s (%s receive queue%s, "
             "%d receive buffers)\n", (int)gasneti_mynode, ibv.static_connections,
             ibv_now() - t0, ibv.use_srq ? "shared" : "per-peer", ibv.use_srq ? "s" : "s",
             ibv.pool.nrbufs);
@@ -161,10 +161,10 @@ void gasnetc_attach(void *segment, uintptr_t size) {
   for (int r = 0; r < (int)gasneti_nodes; r++) ibv.peers[r].seg = all[r];
   free(all);
   if (ibv.verbose)
-    fprintf(stderr, "ibv: rank %d registered %llu bytes (segment %lu, buffers %llu, on %d "
-            "HCA%s)\n", (int)gasneti_mynode, (unsigned long long)ibv.pinned,
-            (unsigned long)size, (unsigned long long)gasnetc_pinned_bytes, ibv.nhcas,
-            ibv.nhcas > 1 ? "s" : "");
+    fprintf(stderr, "ibv: rank %d pins %llu bytes (segment %lu, buffers %llu), registered on "
+            "%d HCA%s\n", (int)gasneti_mynode,
+            (unsigned long long)(size + ibv.pool.size), (unsigned long)size,
+            (unsigned long long)ibv.pool.size, ibv.nhcas, ibv.nhcas > 1 ? "s" : "");
 }
 
 void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) { ibv_send_am(dest, am, NULL); }
