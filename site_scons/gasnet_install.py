@@ -36,8 +36,10 @@ def pc_text(prefix: str, conduit: str, mode: str, version: str, link_opt: list[s
             f"Version: {version}\n"
             f"Cflags: {CLIENT_DEFINES} -D{define} -I${{includedir}} "
             f"-I${{includedir}}/{conduit}-conduit -pthread\n"
-            f"Libs: -L${{libdir}} -lgasnet-{conduit}-{lib_mode} -pthread {' '.join(link_opt)}\n"
-            f"Libs.private: {extra} -lrt -lm\n")
+            # The library is static: what it needs (libibverbs for ibv) goes in Libs itself.
+            f"Libs: -L${{libdir}} -lgasnet-{conduit}-{lib_mode} {extra} -pthread "
+            f"{' '.join(link_opt)}\n"
+            f"Libs.private: -lrt -lm\n")
 
 
 def tools_mak_text(prefix: str, cc: str, mode: str, define: str, opt: list[str],

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, job_env
+from conftest import BUILDS, ROOT, fakeverbs_env, job_env
 
 CLIENT_MAKEFILE = """\
 include $(GASNET_MAK)
@@ -24,8 +24,22 @@ def prefix(tmp_path_factory):
     return prefix
 
 
+def conduit_env(conduit: str) -> dict[str, str]:
+    """Network conduits with every rank its own supernode (the ring travels over the network);
+    ibv on fakeverbs."""
+    if conduit == "smp":
+        return {}
+    env = {"GASNET_SUPERNODE_MAXSIZE": "1"}
+    if conduit == "ibv":
+        if not (ROOT / "build" / "ibv").is_dir():
+            pytest.skip("this build has no ibv conduit")
+        env.update(fakeverbs_env(BUILDS["opt"]))
+    return env
+
+
 @pytest.mark.parametrize("conduit,mode", [("smp", "seq"), ("smp", "par"), ("smp", "parsync"),
-                                          ("udp", "seq"), ("udp", "parsync")])
+                                          ("udp", "seq"), ("udp", "parsync"), ("ibv", "seq"),
+                                          ("ibv", "par")])
 def test_client_makefile_including_the_mak_file_builds_and_runs(prefix, tmp_path, conduit, mode):
     shutil.copy(ROOT / "examples" / "hello_ring.c", tmp_path / "hello.c")
     (tmp_path / "Makefile").write_text(CLIENT_MAKEFILE)
@@ -33,8 +47,7 @@ def test_client_makefile_including_the_mak_file_builds_and_runs(prefix, tmp_path
     proc = subprocess.run(["make", f"GASNET_MAK={mak}"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # On udp, every rank its own supernode: the ring then travels over UDP.
-    env = job_env({"GASNET_SUPERNODE_MAXSIZE": "1"} if conduit == "udp" else None)
+    env = job_env(conduit_env(conduit))
     run = subprocess.run([str(prefix / "bin" / "gasnetrun"), "-n", "3", str(tmp_path / "hello")],
                          env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
@@ -52,6 +65,10 @@ def test_pkg_config_describes_the_library(prefix, tmp_path):
                            str(tmp_path / "hello"), *flags, "-lrt", "-lm"], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr
+    if (ROOT / "build" / "ibv").is_dir():
+        ibv = subprocess.run(["pkg-config", "--libs", "gasnet-ibv-par"], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+        assert "-lgasnet-ibv-par" in ibv and "-libverbs" in ibv, ibv
 
 
 YIELDING_CLIENT = """\
@@ -123,7 +140,7 @@ def test_install_has_the_gasnet1_layout_clients_check(prefix, tmp_path):
 
 
 @pytest.mark.parametrize("conduit,mode", [("smp", "seq"), ("smp", "parsync"), ("udp", "seq"),
-                                          ("udp", "par")])
+                                          ("udp", "par"), ("ibv", "seq")])
 def test_client_project_configures_builds_and_runs_against_the_install(prefix, tmp_path,
                                                                         conduit, mode):
     """tests/client_project: a GASNet-1 client with its own configure (release, conduit
@@ -136,7 +153,7 @@ def test_client_project_configures_builds_and_runs_against_the_install(prefix, t
                           timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "checking GASNet release... 1.30.0" in proc.stdout
-    env = job_env({"GASNET_SUPERNODE_MAXSIZE": "1"} if conduit == "udp" else None)
+    env = job_env(conduit_env(conduit))
     proc = subprocess.run(["make", "check"], cwd=project, capture_output=True, text=True,
                           timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr

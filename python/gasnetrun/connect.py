@@ -101,8 +101,9 @@ def finish_record(directory: str, plan: Plan) -> list[str]:
     (path / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     for rank in range(plan.nranks):
         (path / RANK_FILE.format(rank)).unlink(missing_ok=True)
+    nodes = "node-0.conn" if len(plan.hosts) == 1 else f"node-0..{len(plan.hosts) - 1}.conn"
     out = [f"recorded {len(edges)} connections of {plan.nranks} ranks into {path} "
-           f"(node-0..{len(plan.hosts) - 1}.conn, job.conn): replay with --connect replay {directory}"]
+           f"({nodes}, job.conn): replay with --connect replay {directory}"]
     if missing:
         shown = ", ".join(str(r) for r in missing[:16]) + (" ..." if len(missing) > 16 else "")
         out.append(f"warning: ranks {shown} wrote no connect file (they did not end cleanly): "

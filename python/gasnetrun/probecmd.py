@@ -139,9 +139,12 @@ def print_table(rows: list[dict[str, Any]], failed: list[tuple[str, str | None]]
                                                  + (" Eth" if q.link_layer == "Ethernet" else "")
                                                  + (f" {q.rate.split(' (')[0]}" if q.rate else "")
                                                  for q in h.ports) for h in p.hcas) or "none"
-        limits = "\n".join(f"{h.name}: max_qp_wr {h.limits.get('max_qp_wr', '?')}, "
-                           f"max_mr {mr_text(h.limits.get('max_mr_size'))}"
-                           for h in p.hcas) or "-"
+        lines = [f"max_qp_wr {h.limits.get('max_qp_wr', '?')}\n"
+                 f"max_mr {mr_text(h.limits.get('max_mr_size'))}" for h in p.hcas]
+        if len(set(lines)) == 1 and len(lines) > 1:
+            limits = f"each HCA:\n{lines[0]}"  # the usual case: identical HCAs
+        else:
+            limits = "\n".join(f"{h.name}: {line}" for h, line in zip(p.hcas, lines)) or "-"
         plan = r["plan"]
         ports = "\n".join(f"{s}: {spec}" for s, spec in plan["ports_by_socket"].items()) or "-"
         memlock = "unlimited" if p.memlock is None else mib(p.memlock)

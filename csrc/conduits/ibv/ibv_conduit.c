@@ -14,7 +14,11 @@
 ibv_state_t ibv;
 #if GASNETI_THREADS
 gasneti_spinlock_t ibv_lock = GASNETI_SPINLOCK_INIT;
-static gasneti_spinlock_t ibv_poller = GASNETI_SPINLOCK_INIT; /* one thread drains receives */
+/* One thread drains the receive queues at a time; the one that does may drain them again from
+ * inside a handler it runs (a handler waiting for send room must free receive buffers, or two
+ * ranks whose handlers both wait could hold each other's buffers forever). */
+static gasneti_spinlock_t ibv_poller = GASNETI_SPINLOCK_INIT;
+static GASNETI_TLS int poller_depth;
 #endif
 uint64_t gasnetc_pinned_bytes, gasnetc_segment_cap;
 size_t gasnetc_long_chunk = GASNETC_MAX_LONG; /* Longs go whole: RDMA carries any size */
@@ -179,7 +183,8 @@ int ibv_poll_network(int which) {
   ibv_lock_take();
   ibv_poll_send();
 #if GASNETI_THREADS
-  if (gasneti_spin_trylock(&ibv_poller)) {
+  if (poller_depth || gasneti_spin_trylock(&ibv_poller)) {
+    poller_depth++;
 #endif
     for (int h = 0; h < ibv.nhcas; h++) {
       struct ibv_wc wc[16];
@@ -193,7 +198,7 @@ int ibv_poll_network(int which) {
       }
     }
 #if GASNETI_THREADS
-    gasneti_spin_unlock(&ibv_poller);
+    if (--poller_depth == 0) gasneti_spin_unlock(&ibv_poller);
   }
 #endif
   if (ibv_conn_waiting()) ibv_conn_timers(ibv_now());
@@ -234,10 +239,12 @@ static bool take_lock_briefly(void) {
 }
 
 /* Other hosts' ranks hear it over UD (best effort, twice); a code-0 exit that is not a signal's
- * writes GASNET_CONNECTFILE_OUT. */
+ * writes GASNET_CONNECTFILE_OUT. A rank leaving from a signal handler (an interrupt or the
+ * launcher's leave signal, which every rank receives anyway) sends nothing: the provider's own
+ * locks may be held by the code the signal interrupted. */
 void gasnetc_exit_notify(int code) {
   ibv.in_exit = true;
-  if (!take_lock_briefly()) return;
+  if (gasneti_exit_in_signal || !take_lock_briefly()) return;
   if (code == 0 && !gasneti_exit_in_signal) {
     ibv_connectfile_write();
     say_summary();
