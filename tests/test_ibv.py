@@ -102,6 +102,18 @@ def test_the_ranks_socket_variable_wins_over_the_general_one(opt_ibv):
     assert f"(from GASNET_IBV_PORTS_{mine})" in result.stderr, result.stderr
 
 
+def test_numa_node_variables_when_the_type_says_numa(opt_ibv):
+    nodes = {p.name for p in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/node[0-9]*")}
+    if len(nodes) != 1:
+        pytest.skip("this machine's CPUs span several NUMA nodes (ranks are not bound here)")
+    mine = int(nodes.pop()[4:])
+    result = opt_ibv.job(2, "am_test", env={**NO_PSHM, **VERBOSE, "GASNET_IBV_PORTS_TYPE": "numa",
+                                            f"GASNET_IBV_PORTS_{mine}": "mlx5_1:1"})
+    ok(result, "am_test", 2)
+    assert f"uses mlx5_1:1(lid" in result.stderr and f"(from GASNET_IBV_PORTS_{mine})" in \
+        result.stderr, result.stderr
+
+
 def test_an_hca_this_host_lacks_is_named_and_the_rest_used(opt_ibv):
     result = opt_ibv.job(2, "am_test", env={**NO_PSHM, **VERBOSE,
                                             "GASNET_IBV_PORTS": "mlx5_7+mlx5_1"})

@@ -68,6 +68,15 @@ def test_synthetic_topologies(gr, tmp_path, desc, sockets, numa, cores, numa_soc
     assert "synthetic" in topo.source
 
 
+@needs_hwloc
+def test_a_recorded_lstopo_xml_topology(gr):
+    probe, _ = gr
+    topo = probe.probe_host(str(NODES / "quad-hca-gpu")).topology
+    assert topo.source == "hwloc (recorded XML)"
+    assert (topo.sockets, len(topo.numa), topo.cores, topo.pus) == (2, 2, 64, 128)
+    assert [n.cpus[0] for n in topo.numa] == [0, 64] and [n.socket for n in topo.numa] == [0, 1]
+
+
 def test_recorded_nodes_probe_their_hcas_ports_and_memory(gr):
     probe, _ = gr
     found = probe.probe_host(str(NODES / "quad-hca-gpu"))
