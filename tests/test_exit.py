@@ -1,6 +1,7 @@
 """How jobs end: exit codes, how long it takes, and that nothing is left behind
 (the autouse fixture in conftest.py checks processes and /dev/shm after every test)."""
 import os
+import re
 import signal
 import subprocess
 import time
@@ -32,6 +33,10 @@ def test_job_exit_code_and_duration(build, nranks, args, code, bound):
     result = build.job(nranks, "exit_test", *args, env=ENV, timeout=60)
     assert result.returncode == code, result.describe()
     assert result.seconds < bound + SLACK + (2 if build.name == "debug" else 0), result.describe()
+    if args[0] == "signal" and args[2] == str(int(signal.SIGKILL)):
+        # A rank killed from outside is named even without -v.
+        assert re.search(rf"rank {args[1]} \(pid \d+, host \S+\) ended with signal SIGKILL",
+                         result.stderr), result.describe()
 
 
 def test_ranks_left_waiting_for_a_finished_rank_are_named_and_ended_within_the_timeout(build):

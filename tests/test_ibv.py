@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -172,7 +173,7 @@ def test_the_default_takes_a_shared_queue_once_per_peer_buffers_exceed_rbuf_coun
     {"GASNET_NETWORKDEPTH_PP": "2", "GASNET_NETWORKDEPTH_TOTAL": "3", "GASNET_BBUF_COUNT": "16"},
     {"GASNET_AM_CREDITS_PP": "1", "GASNET_MAX_MTU": "1024"},
 ], ids=["no-inline", "no-packing-no-bounce", "big-bounce-big-inline", "tiny-depth", "one-credit"])
-@pytest.mark.parametrize("program", ["am_test", "rma_test"])
+@pytest.mark.parametrize("program", ["am_test", "rma_test", "barrier_test"])
 def test_every_transfer_path_moves_the_right_bytes(opt_ibv, knobs, program):
     result = opt_ibv.job(3, program, env={**NO_PSHM, **knobs}, timeout=240)
     ok(result, program, 3)
@@ -245,6 +246,75 @@ def test_connect_files_record_a_ring_and_replay_makes_only_its_connections(ibv, 
     # A program that needs more than the file gives is stopped, naming the pair.
     result = ibv.job(n, "am_test", env=replay, timeout=60)
     assert result.returncode != 0 and "not made at start-up" in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("files", [("0: 1\n", ""), ("", "1: 0\n")], ids=["only-0", "only-1"])
+def test_per_rank_connect_files_that_disagree_still_connect_the_pair(opt_ibv, tmp_path, files):
+    """A pair is made at start-up when either end's file names it (otherwise one end would
+    wait for ever for the other, already blocked in the bootstrap)."""
+    for rank, text in enumerate(files):
+        (tmp_path / f"{rank}.conn").write_text(text)
+    env = {**NO_PSHM, **VERBOSE, "GASNET_CONNECTFILE_IN": str(tmp_path / "%.conn"),
+           "GASNET_CONNECT_DYNAMIC": "0"}
+    result = opt_ibv.job(2, "am_test", env=env, timeout=60)
+    ok(result, "am_test", 2)
+    assert started(result.stderr) == [1, 1], result.stderr
+
+
+def test_one_sided_rdma_is_recorded_at_both_ends(opt_ibv, tmp_path):
+    """In putonly mode a rank's right neighbour receives only RDMA: it must still record the
+    pair, so that replaying either end's file makes it."""
+    n = 4
+    out = tmp_path / "%.conn"
+    result = opt_ibv.job(n, "ring_test", "20", "putonly",
+                         env={**NO_PSHM, "GASNET_CONNECT_STATIC": "0",
+                              "GASNET_CONNECTFILE_OUT": str(out)})
+    ok(result, "ring_test", n)
+    for r in range(n):
+        left, right = (r + n - 1) % n, (r + 1) % n
+        assert edges([tmp_path / f"{r}.conn"]) == {(min(r, left), max(r, left)),
+                                                  (min(r, right), max(r, right))}, r
+
+
+def test_connectfile_out_needs_a_rank_placeholder(opt_ibv, tmp_path):
+    result = opt_ibv.job(2, "am_test", env={**NO_PSHM,
+                                            "GASNET_CONNECTFILE_OUT": str(tmp_path / "all.conn")},
+                         timeout=60)
+    assert result.returncode != 0 and "has no '%'" in result.stderr, result.describe()
+
+
+def test_forged_datagrams_from_a_local_process_are_ignored(opt_ibv):
+    """A process outside the job sends a rank an exit notice (code 0) and a "rank 0 finished"
+    notice, with the job's tag read from the rank's environment: the rank ignores both."""
+    env = job_env({**opt_ibv.conduit_env(), **NO_PSHM})
+    job = subprocess.Popen([opt_ibv.gasnetrun, "-n", "2", opt_ibv.test_program("misuse_test"),
+                            "linger", "3"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        pid = None
+        while pid is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            for proc in Path("/proc").glob("[0-9]*"):
+                try:
+                    cmd = (proc / "cmdline").read_bytes()
+                    environ = (proc / "environ").read_bytes()
+                except OSError:
+                    continue
+                if b"misuse_test" in cmd and b"GASNETRUN_RANK=1\0" in environ:
+                    pid = int(proc.name)
+        assert pid, "rank 1 did not start"
+        time.sleep(0.5)  # its UD queue pair exists once gasnet_init ran
+        forged = subprocess.run([str(opt_ibv.path / "fakeverbs" / "fv_hostile"), str(pid)],
+                                env=env, capture_output=True, text=True, timeout=30)
+        assert forged.returncode == 0, forged.stderr
+        out, err = job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 0, err
+    assert out.count("lingered") == 2, out + err
+    assert "ignored a malformed or stray connection datagram" in err, err
 
 
 def test_a_malformed_connect_file_is_named_with_line_and_column(opt_ibv, tmp_path):

@@ -93,7 +93,7 @@ class Job:
             how = self.policy.ended(rank, code, flag, now)
             if self.plan.verbose:
                 self._report_end(rank, pid, code, flag, how)
-            elif flag in FATAL_SIGNALS and how == _native.ExitPolicy.ENDED_JOB:
+            elif flag and how == _native.ExitPolicy.ENDED_JOB:
                 self._report_crash(rank, pid, flag)
         self._act()
 
@@ -125,8 +125,10 @@ class Job:
             say(f"{where} ended with {what}")
 
     def _report_crash(self, rank: int, pid: int, sig: int) -> None:
-        """A crash is worth a line even without -v, with the way to see where it happened."""
-        hint = "" if self.plan.env.get("GASNET_BACKTRACE", "").strip() not in ("", "0") else \
+        """A rank killed by a signal (a crash, or someone's kill -9) ends the job: that is worth
+        a line even without -v, and for a crash the way to see where it happened."""
+        hint = "" if sig not in FATAL_SIGNALS or \
+            self.plan.env.get("GASNET_BACKTRACE", "").strip() not in ("", "0") else \
             " (run with GASNET_BACKTRACE=1 for its backtrace)"
         say(f"rank {rank} (pid {pid}, host {self.plan.host_of(rank)}) ended with signal "
             f"{signal_name(sig)}{hint}")

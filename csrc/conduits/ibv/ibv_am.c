@@ -122,10 +122,14 @@ void ibv_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
   ibv_lock_drop();
 }
 
-/* A hidden reply: credits banked for peer (requests served without a reply) go back. */
-static void send_credits(int peer) {
-  ibv_sreq_t *s = ibv_reserve(peer, GASNETI_POLL_REPLIES, NEED_NONE);
-  if (!gasneti_credit_overdue(&ibv.credits, peer) || ibv.peers[peer].finished) {
+/* A message with no handler: banked credits going back (a hidden reply, when `overdue_only`
+ * and more than the slack are owed), or the news that this rank used the connection (RDMA
+ * leaves no trace at the target, whose GASNET_CONNECTFILE_OUT must still list the pair). */
+void ibv_send_ctrl(int peer, bool overdue_only) {
+  bool inline_ok = ibv_msg_bytes(0) <= ibv.inline_limit;
+  ibv_sreq_t *s = ibv_reserve(peer, GASNETI_POLL_REPLIES, inline_ok ? NEED_NONE : NEED_BBUF);
+  if ((overdue_only && !gasneti_credit_overdue(&ibv.credits, peer)) || ibv.peers[peer].finished) {
+    if (s->buf) ibv_bbuf_put(s->buf);
     ibv_sreq_put(s); /* another message took them back meanwhile */
   } else {
     gasneti_am_t none = {.category = GASNETI_AM_SHORT};
@@ -190,7 +194,7 @@ static void run(int src, ibv_msg_t *m) {
     overdue = gasneti_credit_overdue(&ibv.credits, src);
   }
   ibv_lock_drop();
-  if (overdue) send_credits(src);
+  if (overdue) ibv_send_ctrl(src, true);
 }
 
 /* The receive buffer goes back where it came from: the SRQ of the HCA whose CQ delivered it,
@@ -226,6 +230,11 @@ int ibv_recv_am(struct ibv_wc *wc, int hca, int which) {
   if (!p || p->state != CONN_UP || p->qp[p->am_rail]->qp_num != wc->qp_num) {
     bad("not from the queue pair of the rank it names", src);
     repost(hca, wc, buf);
+    return 0;
+  }
+  if ((m->flags & (MSG_CTRL | MSG_HELLO)) == (MSG_CTRL | MSG_HELLO)) {
+    ibv_conn_ready(src); /* the connection is up; no traffic to record yet */
+    repost_from(hca, p, buf);
     return 0;
   }
   ibv_conn_heard(src);

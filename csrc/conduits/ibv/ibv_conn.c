@@ -4,11 +4,14 @@
  * (GASNET_CONNECT_DYNAMIC).
  *
  * The lower rank of a pair leads: it creates its queue pairs and sends REQ (its QP numbers);
- * the higher one creates its own, connects them and answers REP; the lower connects and
- * answers RTU, after which the higher may send (it also takes any message from the lower as
- * RTU). A higher rank that needs the connection first asks with CALL. Datagrams may be lost
- * (no receive posted), so REQ and CALL are repeated, at GASNET_CONNECT_RETRANS_MIN doubling
- * up to _MAX, until answered; duplicates are answered again and change nothing.
+ * the higher one creates its own, connects them and answers REP; the lower connects and says
+ * hello on the new connection itself, after which the higher may send (it also takes any
+ * message from the lower as the hello). A higher rank that needs the connection first asks
+ * with CALL. Datagrams may be lost (no receive posted), so REQ and CALL are repeated, at
+ * GASNET_CONNECT_RETRANS_MIN doubling up to _MAX, until answered; duplicates are answered
+ * again and change nothing. The last step is the hello because it is reliable: a rank that
+ * finished its start-up connections may block in the bootstrap, answering no datagram, and
+ * nothing may be left that its peer still needs from it.
  * The UD queue pair also carries exit notices to other hosts' ranks, and the notice that a
  * rank returned from main (FIN: its peers then send it nothing more). */
 #include <errno.h>
@@ -19,7 +22,7 @@
 #include "../../core/knobs/knob_api.h"
 #include "ibv_internal.h"
 
-enum { UD_REQ = 1, UD_REP, UD_RTU, UD_CALL, UD_EXIT, UD_FIN };
+enum { UD_REQ = 1, UD_REP = 2, UD_CALL = 4, UD_EXIT = 5, UD_FIN = 6 };
 #define UD_MAGIC 0x56424947u /* "GIBV" */
 
 typedef struct {
@@ -35,7 +38,7 @@ _Static_assert(sizeof(ud_msg_t) <= IBV_UD_BUFSZ, "a handshake fits its buffer");
 static uint32_t job_tag;
 static int waiting; /* peers whose handshake is under way (timers to run) */
 
-static const char *const type_names[] = {"?", "REQ", "REP", "RTU", "CALL", "EXIT", "FIN"};
+static const char *const type_names[] = {"?", "REQ", "REP", "?", "CALL", "EXIT", "FIN"};
 
 /* ---- the UD queue pair --------------------------------------------------------------------- */
 static void post_ud_recv(void *buf) {
@@ -212,6 +215,33 @@ void ibv_conn_heard(int peer) {
   make_usable(p);
 }
 
+void ibv_conn_ready(int peer) { make_usable(&ibv.peers[peer]); }
+
+/* The lower rank's first message on a new connection (ibv_lock held): RC delivers it, and its
+ * completion (hello_out back to 0) says the higher rank has it. */
+static void send_hello(int peer) {
+  ibv_peer_t *p = &ibv.peers[peer];
+  ibv_sreq_t *s;
+  while (!(s = ibv_sreq_get())) ibv_poll_send();
+  s->kind = SR_AM;
+  s->counter = &p->hello_out;
+  atomic_fetch_add(&p->hello_out, 1);
+  ibv_msg_t m = {.category = GASNETI_AM_SHORT, .flags = MSG_CTRL | MSG_HELLO,
+                 .src = gasneti_mynode};
+  struct ibv_sge sge = {(uint64_t)(uintptr_t)&m, sizeof m, 0};
+  struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+                           .send_flags = IBV_SEND_INLINE};
+  if (ibv.inline_limit < sizeof m) { /* inline sends off: from a registered buffer */
+    void *buf;
+    while (!(buf = ibv_bbuf_get())) ibv_poll_send();
+    memcpy(buf, &m, sizeof m);
+    s->buf = buf;
+    sge = (struct ibv_sge){(uint64_t)(uintptr_t)buf, sizeof m, ibv_lkey_buf(ibv_hca_of_rail(p->am_rail))};
+    wr.send_flags = 0;
+  }
+  ibv_post(peer, p->am_rail, s, &wr);
+}
+
 static bool valid_qpns(const ud_msg_t *m, int src) {
   if (m->nrails != ibv.peers[src].nrails) return false;
   for (int r = 0; r < m->nrails; r++)
@@ -222,13 +252,17 @@ static bool valid_qpns(const ud_msg_t *m, int src) {
 void ibv_ud_recv(struct ibv_wc *wc) {
   uint8_t *buf = (uint8_t *)(uintptr_t)wc->wr_id;
   const ud_msg_t *m = (const ud_msg_t *)(buf + 40);
+  /* The HCA says which queue pair and port sent it: they must be the rank's own (a local
+   * process that read the job id from a rank's environment cannot pass for a member). */
   bool ok = wc->status == IBV_WC_SUCCESS && wc->byte_len >= 40 + sizeof *m &&
             m->magic == UD_MAGIC && m->tag == job_tag && m->src < gasneti_nodes &&
-            m->src != gasneti_mynode;
+            m->src != gasneti_mynode && ibv.cards && wc->src_qp == ibv.cards[m->src].ud_qpn &&
+            wc->slid == ibv.cards[m->src].lid[0];
   int src = ok ? (int)m->src : -1;
   ibv_peer_t *p = ok ? &ibv.peers[src] : NULL;
   if (ok && m->type == UD_EXIT) {
-    gasneti_exit_post(m->code); /* the ranks here follow at their next poll */
+    if (gasneti_host_of[src] != gasneti_host_of[gasneti_mynode]) /* others use the exit word */
+      gasneti_exit_post(m->code); /* the ranks here follow at their next poll */
   } else if (ok && m->type == UD_FIN) {
     p->finished = true;
   } else if (ok && gasneti_pshm_reach[src]) {
@@ -247,14 +281,12 @@ void ibv_ud_recv(struct ibv_wc *wc) {
       connect_qps(src, m->qpn);
       p->usable = true;
       waiting--;
-    }
-    if (p->state == CONN_UP) ud_send(src, UD_RTU, 0);
-  } else if (ok && m->type == UD_RTU && (int)gasneti_mynode > src) {
-    make_usable(p); /* an RTU is no traffic: the connection is not recorded as used */
+      send_hello(src);
+    } /* a repeated REP changes nothing: the hello is on its way, reliably */
   } else if (ok && m->type == UD_CALL && (int)gasneti_mynode < src) {
     if (p->state == CONN_NONE) begin(src);
     else if (p->state == CONN_WAIT) ud_send(src, UD_REQ, 0);
-    else ud_send(src, UD_RTU, 0);
+    /* already connected: our hello is on its way */
   } else if (ok) {
     ok = false;
   }
@@ -267,14 +299,15 @@ void ibv_ud_recv(struct ibv_wc *wc) {
   if (wc->status != IBV_WC_WR_FLUSH_ERR) post_ud_recv(buf);
 }
 
-/* Repeats unanswered REQ and CALL datagrams (a peer busy computing answers when it polls). */
+/* Repeats unanswered REQ and CALL datagrams (a peer busy computing answers when it polls). A
+ * higher rank already connected (REP sent) only waits: the hello comes by RC, or a lost REP
+ * brings the REQ again. */
 void ibv_conn_timers(double now) {
   if (!waiting) return;
   for (int r = 0; r < gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
-    if (p->usable || p->state == CONN_NONE || now < p->next_try) continue;
-    if (p->state == CONN_WAIT && (int)gasneti_mynode < r) ud_send(r, UD_REQ, 0);
-    else ud_send(r, UD_CALL, 0); /* the lower rank's RTU went missing, or its REQ */
+    if (p->usable || p->state != CONN_WAIT || now < p->next_try) continue;
+    ud_send(r, (int)gasneti_mynode < r ? UD_REQ : UD_CALL, 0);
     arm(p, false);
   }
 }
@@ -288,9 +321,9 @@ void ibv_connect(int peer) {
                        "pair to GASNET_CONNECTFILE_IN or allow dynamic connections",
                        (int)gasneti_mynode, peer, gasneti_host_name(peer));
   ibv_lock_take();
-  begin(peer);
+  if (!p->finished) begin(peer);
   ibv_lock_drop();
-  while (!p->usable) {
+  while (!p->usable && !p->finished) { /* a peer that returned from main takes nothing more */
     int which = gasneti_am_context == GASNETI_CTX_CLIENT ? GASNETI_POLL_ALL : GASNETI_POLL_REPLIES;
     if (!ibv_poll_network(which)) gasneti_wait_backoff();
     gasneti_exit_check();
@@ -298,13 +331,14 @@ void ibv_connect(int peer) {
 }
 
 /* ---- start-up ------------------------------------------------------------------------------------- */
-static void static_peers(bool *want) {
-  if (!gasneti_knob_bool("GASNET_CONNECT_STATIC")) return;
+/* Which peers this rank wants at start-up; returns whether a connect file said so. */
+static bool static_peers(bool *want) {
+  if (!gasneti_knob_bool("GASNET_CONNECT_STATIC")) return false;
   const char *pattern = gasneti_knob_is_set("GASNET_CONNECTFILE_IN")
                             ? gasneti_knob_text("GASNET_CONNECTFILE_IN") : "";
   if (!*pattern) {
     for (int r = 0; r < gasneti_nodes; r++) want[r] = true;
-    return;
+    return false;
   }
   char path[4096], err[512];
   if (!gasneti_expand_filename(pattern, gasneti_mynode, path, sizeof path))
@@ -320,7 +354,13 @@ static void static_peers(bool *want) {
     if (len + 1 == cap) text = realloc(text, cap *= 2);
     if (!text) gasneti_fatalerror("ibv: out of memory reading %s", path);
   }
+  bool failed = ferror(f);
   fclose(f);
+  if (failed) gasneti_fatalerror("ibv: cannot read GASNET_CONNECTFILE_IN file %s (is it a "
+                                 "directory?)", path);
+  if (memchr(text, 0, len))
+    gasneti_fatalerror("ibv: GASNET_CONNECTFILE_IN file %s is not text (it holds a NUL byte)",
+                       path);
   text[len] = 0;
   gasneti_conngraph_t g = {0};
   if (!gasneti_connectfile_parse(text, path, gasneti_nodes, &g, err, sizeof err))
@@ -332,9 +372,67 @@ static void static_peers(bool *want) {
     if (b == (int)gasneti_mynode) want[a] = true;
   }
   gasneti_conngraph_free(&g);
+  return true;
+}
+
+/* Both ends of a pair must agree that it is made at start-up, or one waits for ever for the
+ * other (which may already block in the bootstrap). Per-rank connect files need not agree (a
+ * user's, or records of one-sided traffic), so every rank learns who wants it: a pair is
+ * static when either end wants it. Exchanged only when some rank read a connect file; a rank
+ * without one wants everyone (count -1); lists go in rounds that fit the bootstrap's blobs. */
+static void agree_on_static_peers(bool *want, bool from_file) {
+  int me = gasneti_mynode, n = gasneti_nodes;
+  int32_t count = 0;
+  for (int r = 0; r < n; r++) count += want[r] && r != me;
+  if (!from_file) count = count ? -1 : 0;
+  int32_t *counts = gasneti_calloc((size_t)n, sizeof *counts);
+  gasneti_bootstrap_exchange(&count, sizeof count, counts);
+  int32_t most = 0;
+  bool any_file = false;
+  for (int q = 0; q < n; q++) {
+    if (counts[q] < 0) {
+      want[q] = q != me; /* it wants everyone, this rank included */
+    } else {
+      any_file = true;
+      if (counts[q] > most) most = counts[q];
+    }
+  }
+  if (!any_file || !most) {
+    free(counts);
+    return;
+  }
+  enum { PER_ROUND = (GASNETI_BOOTSTRAP_BLOB_MAX / 4) - 1 };
+  int32_t *mine = gasneti_calloc(PER_ROUND + 1, sizeof *mine);
+  int32_t *peers = gasneti_calloc((size_t)(from_file ? count : 0) + 1, sizeof *peers);
+  int k = 0;
+  for (int r = 0; r < n && from_file; r++)
+    if (want[r] && r != me) peers[k++] = r;
+  for (int first = 0; first < most; first += PER_ROUND) {
+    int width = most - first < PER_ROUND ? most - first : PER_ROUND;
+    size_t len = sizeof(int32_t) * (size_t)(width + 1);
+    int32_t *all = gasneti_calloc((size_t)n, len);
+    int have = from_file && count > first ? (count - first < width ? count - first : width) : 0;
+    mine[0] = have;
+    memcpy(mine + 1, peers + first, sizeof(int32_t) * (size_t)have);
+    gasneti_bootstrap_exchange(mine, len, all);
+    for (int q = 0; q < n; q++) {
+      const int32_t *list = (const int32_t *)((const char *)all + len * (size_t)q);
+      for (int i = 0; i < list[0] && i < width; i++)
+        if (list[1 + i] == me && q != me) want[q] = true;
+    }
+    free(all);
+  }
+  free(mine);
+  free(peers);
+  free(counts);
 }
 
 void ibv_conn_init(void) {
+  if (gasneti_nodes > 1 && gasneti_knob_is_set("GASNET_CONNECTFILE_OUT") &&
+      !strchr(gasneti_knob_text("GASNET_CONNECTFILE_OUT"), '%'))
+    gasneti_fatalerror("ibv: GASNET_CONNECTFILE_OUT='%s' has no '%%': every rank would write the "
+                       "same file; put '%%' (it becomes the rank) in the name, e.g. conn/%%.txt",
+                       gasneti_knob_text("GASNET_CONNECTFILE_OUT"));
   ud_open();
   const char *id = gasneti_jobid;
   job_tag = 2166136261u;
@@ -347,7 +445,8 @@ void ibv_conn_init(void) {
 void ibv_conn_start(void) {
   int me = gasneti_mynode;
   bool *want = gasneti_calloc(gasneti_nodes, sizeof *want);
-  static_peers(want);
+  bool from_file = static_peers(want);
+  if (gasneti_knob_bool("GASNET_CONNECT_STATIC")) agree_on_static_peers(want, from_file);
   int all = 0, wanted = 0;
   for (int r = 0; r < gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
@@ -367,9 +466,11 @@ void ibv_conn_start(void) {
   for (int r = me + 1; r < gasneti_nodes; r++)
     if (ibv.peers[r].static_peer) begin(r);
   ibv_lock_drop();
+  /* Done when every static peer is usable and every hello we sent was delivered: then no
+   * peer needs anything more from this rank, which may block in the bootstrap. */
   for (int r = 0; r < gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
-    while (p->static_peer && !p->usable) {
+    while (p->static_peer && (!p->usable || atomic_load(&p->hello_out))) {
       if (!ibv_poll_network(GASNETI_POLL_REPLIES)) gasneti_wait_backoff();
       gasneti_exit_check();
     }
@@ -392,10 +493,12 @@ void ibv_ud_exit_notice(int code) {
   drain_ud();
 }
 
+/* Every rank outside the supernode hears it, connected or not: one that would connect later
+ * must not wait for an answer that will never come. */
 void ibv_ud_finished_notice(void) {
   for (int round = 0; round < 2; round++)
     for (int r = 0; r < gasneti_nodes; r++)
-      if (ibv.peers[r].state == CONN_UP) ud_send(r, UD_FIN, 0);
+      if (r != (int)gasneti_mynode && !gasneti_pshm_reach[r]) ud_send(r, UD_FIN, 0);
   drain_ud();
 }
 

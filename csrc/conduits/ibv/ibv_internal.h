@@ -96,6 +96,7 @@ enum {
   MSG_REPLY = 0x80,  /* a reply (returns the request's credit) */
   MSG_PACKED = 0x40, /* a Long whose payload follows the arguments (copied into place) */
   MSG_CTRL = 0x20,   /* runtime traffic: credits only, or the connection's first word */
+  MSG_HELLO = 0x10,  /* with CTRL: the lower rank's first message on a new connection */
 };
 typedef struct {
   uint8_t category, handler, nargs, flags;
@@ -126,6 +127,7 @@ typedef struct {
   int rr;              /* next rail for striped RDMA */
   ibv_segcard_t seg;
   int rbufs;           /* per-QP mode: receive buffers owned by its AM queue pair */
+  _Atomic int64_t hello_out; /* our hello to it is not yet delivered (counted down) */
 } ibv_peer_t;
 
 typedef struct {
@@ -209,8 +211,11 @@ bool ibv_conn_waiting(void);
 void ibv_connectfile_write(void);
 void ibv_ud_exit_notice(int code);
 void ibv_ud_finished_notice(void);
-/* A message arrived on one of peer's queue pairs: it is ready, whatever the handshake said. */
+/* A message arrived on one of peer's queue pairs: it is ready, whatever the handshake said
+ * (and the connection carried traffic: GASNET_CONNECTFILE_OUT records it). */
 void ibv_conn_heard(int peer);
+/* The peer's hello arrived: the connection is ready (no traffic yet). */
+void ibv_conn_ready(int peer);
 
 /* ibv_post.c: work requests (callers hold ibv_lock unless said otherwise) */
 enum { NEED_NONE, NEED_BBUF, NEED_BOUNCE };
@@ -233,6 +238,7 @@ void ibv_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
 int ibv_recv_am(struct ibv_wc *wc, int hca, int which);
 int ibv_run_deferred(void);
 bool ibv_have_deferred(void);
+void ibv_send_ctrl(int peer, bool overdue_only);
 
 /* ibv_conduit.c */
 int ibv_poll_network(int which);

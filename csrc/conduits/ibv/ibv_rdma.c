@@ -18,7 +18,10 @@ static int next_rail(ibv_peer_t *p) {
 static ibv_peer_t *ready(gasnet_node_t node) {
   ibv_peer_t *p = &ibv.peers[node];
   if (!p->usable) ibv_connect((int)node);
-  p->recorded = true;
+  if (!p->recorded && !p->finished) { /* first use: the target learns of it too */
+    p->recorded = true;
+    ibv_send_ctrl((int)node, false);
+  }
   return p;
 }
 

@@ -110,7 +110,7 @@ static const gasneti_knob_t table[] = {
      1, "64,128,255,512,1024", NULL},
     {"GASNET_PACKEDLONG_LIMIT", GASNETI_KNOB_SIZE, "4012", 0, 65536, NULL, "bytes", J, "ibv",
      "Long payloads up to this size travel packed with the header, copied in place on arrival "
-     "(udp always packs them: it has no RDMA).",
+     "(at most gasnet_AMMaxMedium(), 4096 on ibv; udp always packs them: it has no RDMA).",
      1, "0,512,1024,2048,4012,8192,16384", NULL},
     /* ---- udp ---- */
     {"GASNET_REQUESTTIMEOUT_INITIAL", GASNETI_KNOB_DOUBLE, "0.02", 0.00001, 60, NULL, "seconds",

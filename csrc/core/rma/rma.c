@@ -9,14 +9,49 @@ GASNETI_TLS gasneti_nbi_counts_t gasneti_nbi_counts;
 
 enum { POOL_BLOCK = 256 };
 
+#if GASNETI_THREADS
+#include <pthread.h>
+/* Ops of threads that ended: the next thread to run dry takes them before allocating. */
+static gasneti_op_t *spare_ops;
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t pool_key;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_return(void *arg) {
+  (void)arg;
+  gasneti_op_t *list = gasneti_rma_td.free_ops;
+  if (!list) return;
+  gasneti_op_t *last = list;
+  while (last->next) last = last->next;
+  pthread_mutex_lock(&spare_lock);
+  last->next = spare_ops;
+  spare_ops = list;
+  pthread_mutex_unlock(&spare_lock);
+  gasneti_rma_td.free_ops = NULL;
+}
+
+static void pool_key_init(void) { pthread_key_create(&pool_key, pool_return); }
+#endif
+
+static void refill(gasneti_rma_thread_t *td) {
+#if GASNETI_THREADS
+  pthread_once(&pool_once, pool_key_init);
+  pthread_setspecific(pool_key, td); /* non-NULL: pool_return runs when the thread ends */
+  pthread_mutex_lock(&spare_lock);
+  td->free_ops = spare_ops;
+  spare_ops = NULL;
+  pthread_mutex_unlock(&spare_lock);
+  if (td->free_ops) return;
+#endif
+  /* A new block; blocks are never freed, ops only circulate. */
+  gasneti_op_t *block = gasneti_calloc(POOL_BLOCK, sizeof *block);
+  for (int i = 0; i < POOL_BLOCK - 1; i++) block[i].next = &block[i + 1];
+  td->free_ops = block;
+}
+
 gasneti_op_t *gasneti_op_get(void) {
   gasneti_rma_thread_t *td = &gasneti_rma_td;
-  if (GASNETI_UNLIKELY(!td->free_ops)) {
-    /* Refill with a block; blocks are never freed, ops only circulate. */
-    gasneti_op_t *block = gasneti_calloc(POOL_BLOCK, sizeof *block);
-    for (int i = 0; i < POOL_BLOCK - 1; i++) block[i].next = &block[i + 1];
-    td->free_ops = block;
-  }
+  if (GASNETI_UNLIKELY(!td->free_ops)) refill(td);
   gasneti_op_t *op = td->free_ops;
   td->free_ops = op->next;
   atomic_store_explicit(&op->pending, 0, memory_order_relaxed);
