@@ -96,7 +96,7 @@ def report(results: list[tuple[str, HostProbe | None, str | None]], ranks: dict[
         total = nranks or rph * len(results)
         key = f"{probe.type_key()}/{rph}"
         groups.setdefault(key, []).append((probe, plan_host(probe, rph, total, env)))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for members in groups.values():
         probe, plan = members[0]
         names = [p.host for p, _ in members]
