@@ -8,7 +8,7 @@
 
 #include "udp_internal.h"
 
-enum { RECV_BATCH = 32, POOL_RESERVE = 8 };
+enum { POOL_RESERVE = 8 };
 
 static int *ready_peers, nready;
 static bool *in_ready;
@@ -102,14 +102,41 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
   }
 }
 
+/* The armed receive batch: each slot holds a block with the receive's reference; a slot that
+ * received gives that reference up once its datagrams are handled (the block lives on where
+ * handle() kept a reference) and gets a fresh block. */
+static udp_rx_t rx = {.cap = UDP_BLOCK};
+
+static void rx_refill(int got) {
+  int kept = 0;
+  for (int i = 0; i < rx.n; i++) {
+    uint8_t *b = rx.bufs[i];
+    if (i < got) {
+      udp_pool_put(&udp.pool, b); /* the receive's reference */
+      b = udp.pool.nfree > POOL_RESERVE ? udp_pool_get(&udp.pool) : NULL;
+      if (!b) continue;
+    } else if (kept == i) {
+      kept++; /* armed and untouched, already in place */
+      continue;
+    }
+    udp_rx_arm(&udp.sock, &rx, kept++, b);
+  }
+  rx.n = kept;
+  while (rx.n < UDP_RX_BATCH && udp.pool.nfree > POOL_RESERVE)
+    udp_rx_arm(&udp.sock, &rx, rx.n++, udp_pool_get(&udp.pool));
+}
+
 int udp_receive(void) {
-  uint8_t *bufs[RECV_BATCH];
-  int n = 0;
-  while (n < RECV_BATCH && udp.pool.nfree > POOL_RESERVE) bufs[n++] = udp_pool_get(&udp.pool);
-  bool keep = n > 0;
-  if (!keep) bufs[n++] = scratch; /* still read, for the acknowledgements it carries */
-  udp_in_t in[RECV_BATCH];
-  int got = udp_sock_recv(&udp.sock, bufs, UDP_BLOCK, in, n);
+  if (rx.n < UDP_RX_BATCH / 2) rx_refill(0); /* the pool had run low: take blocks back */
+  udp_in_t in[UDP_RX_BATCH];
+  int got;
+  bool keep = rx.n > 0;
+  if (keep) {
+    got = udp_rx_recv(&udp.sock, &rx, in);
+  } else { /* no block to spare: still read, for the acknowledgements it carries */
+    uint8_t *one[1] = {scratch};
+    got = udp_sock_recv(&udp.sock, one, UDP_BLOCK, in, 1);
+  }
   for (int i = 0; i < got; i++) {
     uint32_t seg = in[i].segment ? in[i].segment : in[i].len;
     for (uint32_t off = 0; off < in[i].len; off += seg) {
@@ -117,8 +144,7 @@ int udp_receive(void) {
       handle(in[i].buf + off, len, &in[i].from, keep);
     }
   }
-  if (keep)
-    for (int i = 0; i < n; i++) udp_pool_put(&udp.pool, bufs[i]); /* the receive's reference */
+  if (keep && got) rx_refill(got);
   return got;
 }
 

@@ -222,3 +222,36 @@ int udp_sock_recv(udp_sock_t *s, uint8_t *const *bufs, uint32_t cap, udp_in_t *i
   }
   return got;
 }
+
+void udp_rx_arm(const udp_sock_t *s, udp_rx_t *rx, int slot, uint8_t *buf) {
+  rx->bufs[slot] = buf;
+  rx->iov[slot] = (struct iovec){buf, rx->cap};
+  rx->msgs[slot] = (struct mmsghdr){.msg_hdr = {.msg_name = &rx->from[slot],
+                                               .msg_namelen = sizeof rx->from[slot],
+                                               .msg_iov = &rx->iov[slot], .msg_iovlen = 1,
+                                               .msg_control = s->gro ? rx->control[slot] : NULL,
+                                               .msg_controllen = s->gro ? sizeof rx->control[slot]
+                                                                         : 0}};
+}
+
+int udp_rx_recv(udp_sock_t *s, udp_rx_t *rx, udp_in_t *in) {
+  int got = recvmmsg(s->fd, rx->msgs, (unsigned)rx->n, MSG_DONTWAIT, NULL);
+  if (got <= 0) return 0;
+  for (int i = 0; i < got; i++) {
+    struct msghdr *h = &rx->msgs[i].msg_hdr;
+    in[i].buf = rx->bufs[i];
+    in[i].len = (h->msg_flags & MSG_TRUNC) ? 0 : rx->msgs[i].msg_len; /* too large: not ours */
+    in[i].from = rx->from[i];
+    in[i].segment = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
+      if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+        int segment;
+        memcpy(&segment, CMSG_DATA(c), sizeof segment);
+        in[i].segment = (uint32_t)segment;
+      }
+    /* The kernel wrote these; the next receive into this slot needs them whole again. */
+    h->msg_namelen = sizeof rx->from[i];
+    h->msg_controllen = s->gro ? sizeof rx->control[i] : 0;
+  }
+  return got;
+}

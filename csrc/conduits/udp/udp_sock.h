@@ -5,6 +5,7 @@
 #define GASNETC_UDP_SOCK_H
 
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,23 @@ typedef struct {
 /* Receives up to n datagrams (or GRO runs) into bufs[0..n-1] of cap bytes each, without
  * waiting; returns how many. */
 int udp_sock_recv(udp_sock_t *s, uint8_t *const *bufs, uint32_t cap, udp_in_t *in, int n);
+
+/* A batch of receive buffers that stays armed from one poll to the next: the message headers
+ * are written when a slot gets a buffer, not at every receive (an idle poll is one system
+ * call). Received datagrams fill slots 0..got-1, which the caller then refills. */
+enum { UDP_RX_BATCH = 32 };
+typedef struct {
+  int n;                                  /* armed slots: 0..n-1 */
+  uint8_t *bufs[UDP_RX_BATCH];
+  uint32_t cap;
+  struct mmsghdr msgs[UDP_RX_BATCH];
+  struct iovec iov[UDP_RX_BATCH];
+  struct sockaddr_in from[UDP_RX_BATCH];
+  char control[UDP_RX_BATCH][32];         /* one UDP_GRO cmsg */
+} udp_rx_t;
+void udp_rx_arm(const udp_sock_t *s, udp_rx_t *rx, int slot, uint8_t *buf);
+/* Receives into the armed slots; in[i] describes slot i (i < the result). */
+int udp_rx_recv(udp_sock_t *s, udp_rx_t *rx, udp_in_t *in);
 
 /* The largest UDP payload to a peer: on one host the loopback's, else min of both MTUs. */
 uint32_t udp_datagram_limit(int my_mtu, int peer_mtu, bool same_host);
