@@ -86,22 +86,30 @@ def report(results: list[tuple[str, HostProbe | None, str | None]], ranks: dict[
            nranks: int, env: Mapping[str, str], as_json: bool) -> int:
     """One row per type of host (hosts with identical findings fold into one)."""
     from ClusterShell.NodeSet import NodeSet
-    groups: dict[str, list[tuple[HostProbe, HostPlan]]] = {}
+    # Hosts of one type (identical findings, same ranks) are planned once: at a thousand hosts
+    # the table has as many rows as the cluster has kinds of node.
+    groups: dict[str, tuple[HostProbe, HostPlan, list[str], int]] = {}
     failed = []
     for host, probe, error in results:
         if probe is None:
             failed.append((host, error))
             continue
         rph = ranks.get(host) or (probe.topology.cores if probe.topology else 1)
-        total = nranks or rph * len(results)
         key = f"{probe.type_key()}/{rph}"
-        groups.setdefault(key, []).append((probe, plan_host(probe, rph, total, env)))
+        if key in groups:
+            groups[key][2].append(host)
+            continue
+        total = nranks or rph * len(results)
+        groups[key] = (probe, plan_host(probe, rph, total, env), [host], rph)
     rows: list[dict[str, Any]] = []
-    for members in groups.values():
-        probe, plan = members[0]
-        names = [p.host for p, _ in members]
-        rph = ranks.get(names[0]) or (probe.topology.cores if probe.topology else 1)
-        rows.append({"hosts": str(NodeSet.fromlist(names)), "count": len(names),
+    for probe, plan, names, rph in groups.values():
+        folded = str(NodeSet.fromlist(names))
+        # The plan was made for the first host; its notes speak for the whole group.
+        plan.notes = [n.replace(f"host {names[0]}:", f"host{'s' if len(names) > 1 else ''} "
+                                                     f"{folded}:", 1) for n in plan.notes]
+        plan.problems = [n.replace(f"host {names[0]}:", f"host{'s' if len(names) > 1 else ''} "
+                                                        f"{folded}:", 1) for n in plan.problems]
+        rows.append({"hosts": folded, "count": len(names),
                      "ranks_per_host": rph, "probe": probe.to_json(),
                      "plan": {"env": plan.env, "ports_by_socket": plan.ports_by_socket,
                               "buffers_per_rank": plan.pool_bytes,
