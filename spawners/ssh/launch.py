@@ -17,7 +17,6 @@ from gasnetrun.agent.main import instructions, is_this_host, local_address_towar
 from gasnetrun.agent.node import TreeNode
 from gasnetrun.agent.starter import SshSettings
 from gasnetrun.agent.topology import AgentNode, build_tree, depth
-from gasnetrun.nodeplan import group_notes
 from gasnetrun.job import Job, RunningJob
 from gasnetrun.plan import Plan
 
@@ -105,7 +104,8 @@ class SshSpawner:
         job.deliver = root.deliver
 
         def checked(problems: list[str]) -> None:
-            if plan.verbose:
+            if plan.verbose and root.notes:
+                from gasnetrun.nodeplan import group_notes  # only ibv jobs have notes
                 for note in group_notes(root.notes):
                     print(f"gasnetrun: {note}", file=sys.stderr, flush=True)
             if problems:
