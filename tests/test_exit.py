@@ -5,6 +5,7 @@ import re
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,23 @@ def test_a_finished_rank_never_cuts_short_a_peer_about_to_print(variant_build, c
         results = list(pool.map(one, range(runs)))
     lost = [r for r in results if r.returncode != 0 or "rank 0 result" not in r.stdout]
     assert not lost, f"{len(lost)} of {runs} jobs lost rank 0's line:\n{lost[0].describe()}"
+
+
+def test_objects_of_a_job_whose_agent_was_killed_are_removed_by_the_next_job(variant_build):
+    """Ranks name their shared-memory objects after their agent's pid; an agent killed before
+    its ranks unlinked them leaves them behind, and the next agent on the host removes those
+    whose owner is gone (and keeps those of a live process that is not gasnetrun)."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan = Path(f"/dev/shm/gasnet-rdeadjob-host-q0.{dead.pid}")
+    foreign = Path(f"/dev/shm/gasnet-rdeadjob-host-q1.{os.getpid()}")  # alive, not gasnetrun
+    orphan.write_bytes(b"x")
+    foreign.write_bytes(b"x")
+    try:
+        result = variant_build.job(2, "info_test")
+        assert result.returncode == 0, result.describe()
+        assert not orphan.exists(), "the orphaned object is still there"
+        assert foreign.exists(), "an object of a live non-gasnetrun pid was removed"
+    finally:
+        orphan.unlink(missing_ok=True)
+        foreign.unlink(missing_ok=True)

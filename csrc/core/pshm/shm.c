@@ -1,8 +1,12 @@
 /* shm.c: named POSIX shared-memory objects of one job on one host.
- * Names carry the job id and the host, since fake hosts may share /dev/shm. */
+ * Names carry the job id and the host, since fake hosts may share /dev/shm, and end with the
+ * pid of the host's agent (GASNETRUN_PID) when one started the rank: if that agent is killed
+ * before the ranks unlinked their objects, the next agent on the host sees whose they were and
+ * that their owner is gone, and removes them (python/gasnetrun/agent/agent.py). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,7 +15,17 @@
 #include "pshm.h"
 
 void gasneti_shm_name(char *buf, size_t len, char kind, int rank) {
-  snprintf(buf, len, "/gasnet-%s-%s-%c%d", gasneti_jobid, gasneti_hostname, kind, rank);
+  static long owner = -1;
+  if (owner < 0) {
+    const char *agent = getenv("GASNETRUN_PID"); /* the launcher's private channel */
+    owner = agent && *agent ? strtol(agent, NULL, 10) : 0;
+    if (owner < 0) owner = 0;
+  }
+  if (owner)
+    snprintf(buf, len, "/gasnet-%s-%s-%c%d.%ld", gasneti_jobid, gasneti_hostname, kind, rank,
+             owner);
+  else
+    snprintf(buf, len, "/gasnet-%s-%s-%c%d", gasneti_jobid, gasneti_hostname, kind, rank);
 }
 
 static void *map_fd(int fd, size_t size, const char *name) {

@@ -10,6 +10,7 @@ import signal
 import socket
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Callable, Protocol
 
 from ..loop import Loop
@@ -96,6 +97,8 @@ class Agent:
     # ---- ranks --------------------------------------------------------------------------
     def start(self) -> None:
         """Starts every rank of this host; on failure none is left running (SpawnError)."""
+        for path in remove_orphaned_shm():
+            self.log(f"removed {path}, left by a job whose agent was killed")
         try:
             for rank in self.spec.ranks:
                 stdin = None
@@ -240,6 +243,33 @@ class Agent:
                 proc.stdin = None
         self.hub.close()
         return remove_shm_leftovers(self.spec.jobid)
+
+
+def remove_orphaned_shm() -> list[str]:
+    """Objects whose owning agent is gone (it was killed before its ranks unlinked them):
+    their names end with that agent's pid. Any live process with that pid keeps them (it may
+    be the agent, or the pid was reused: better to leave them than to remove a live job's)."""
+    removed = []
+    try:
+        names = os.listdir("/dev/shm")
+    except OSError:
+        return removed
+    uid = os.getuid()
+    for name in names:
+        if not name.startswith("gasnet-"):
+            continue
+        owner = name.rsplit(".", 1)[-1] if "." in name else ""
+        if not owner.isdigit() or Path(f"/proc/{owner}").exists():
+            continue
+        path = f"/dev/shm/{name}"
+        try:
+            if os.stat(path).st_uid != uid:
+                continue
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
 
 
 def remove_shm_leftovers(jobid: str) -> list[str]:
