@@ -249,7 +249,7 @@ def remove_orphaned_shm() -> list[str]:
     """Objects whose owning agent is gone (it was killed before its ranks unlinked them):
     their names end with that agent's pid. Any live process with that pid keeps them (it may
     be the agent, or the pid was reused: better to leave them than to remove a live job's)."""
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir("/dev/shm")
     except OSError:
