@@ -38,8 +38,11 @@ def test_barriers_named_anonymous_and_mismatched(build, nranks, maxsize):
 
 
 @pytest.mark.parametrize("nranks", RANKS)
-def test_par_threads_send_concurrently(build, nranks):
-    result = build.job(nranks, "par_test", mode="par")
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_par_threads_send_concurrently(build, nranks, maxsize):
+    # The main thread sends alone first, then starts the others while it goes on sending.
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(nranks, "par_test", mode="par", env=env)
     assert_all_ok(result, "par_test", nranks)
 
 

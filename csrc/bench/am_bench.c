@@ -1,6 +1,8 @@
 /* am_bench.c: AM round-trip latency (Short, Medium, Long; 0..MaxMedium bytes), one-way AMShort
  * flood throughput, barrier latency, and the cost of an idle poll, between ranks 0 and 1 (the
- * barrier and idle poll with every rank). Beside them, the physical baseline of the same run:
+ * barrier and idle poll with every rank); am_mix, every rank sending a mix of requests to the
+ * next one while serving its predecessor's (what a core-API stress program does: it is where a
+ * PAR library's locks show against SEQ). Beside them, the physical baseline of the same run:
  * a cache-line round trip through shared memory (when ranks 0 and 1 share it).
  * Usage: am_bench [--json] [--quick] [--only NAME] */
 #include "raw_udp.h"
@@ -24,9 +26,24 @@ static void flood(gasnet_token_t t) { (void)t, flooded++; }
 static void flood_ack(gasnet_token_t t) { (void)t, replies++; }
 static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
 
+/* am_mix: requests of three kinds, each answered by a Short reply carrying one argument. */
+static volatile long mix_replies;
+static gasnet_handler_t h_mix_s, h_mix_m, h_mix_l, h_mix_ack;
+static void mix_ack(gasnet_token_t t, gasnet_handlerarg_t a) { (void)t, (void)a, mix_replies++; }
+static void mix_s(gasnet_token_t t, gasnet_handlerarg_t a, gasnet_handlerarg_t b,
+                  gasnet_handlerarg_t c, gasnet_handlerarg_t d) {
+  gasnet_AMReplyShort1(t, h_mix_ack, a + b + c + d);
+}
+static void mix_m(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t a) {
+  gasnet_AMReplyShort1(t, h_mix_ack, a + ((unsigned char *)buf)[n - 1]);
+}
+static void mix_l(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t a) {
+  gasnet_AMReplyShort1(t, h_mix_ack, a + ((unsigned char *)buf)[n - 1]);
+}
+
 static const char *const names[] = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt",
-                                    "am_long_rtt", "am_short_flood", "barrier", "idle_poll",
-                                    "raw_udp_rtt", NULL};
+                                    "am_long_rtt", "am_short_flood", "am_mix", "barrier",
+                                    "idle_poll", "raw_udp_rtt", NULL};
 static const char *path; /* how rank 0 reaches rank 1: pshm, or the conduit */
 
 static void report(const char *name, size_t size, double *samples, long iters) {
@@ -90,6 +107,39 @@ static void idle_poll_bench(long iters) {
   }
 }
 
+/* Every rank at once sends iters requests to the next rank (Short with 4 arguments, Medium of
+ * 256 bytes, Long of 2 KiB, in turn), at most MIX_WINDOW unanswered, while its predecessor's
+ * arrive: microseconds per request, on rank 0. */
+enum { MIX_WINDOW = 32, MIX_MEDIUM = 256, MIX_LONG = 2048 };
+static void mix_bench(long iters) {
+  double samples[64];
+  gasnet_node_t next = (gasnet_node_t)((gasnet_mynode() + 1) % gasnet_nodes());
+  gasnet_seginfo_t *all = calloc(gasnet_nodes(), sizeof *all);
+  gasnet_getSegmentInfo(all, gasnet_nodes());
+  void *long_dst = all[next].addr; /* the Long payloads overwrite one another: only timed */
+  free(all);
+  for (int r = -1; r < repeats; r++) {
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    mix_replies = 0;
+    double t0 = now_us();
+    for (long i = 0; i < iters; i++) {
+      while (i - mix_replies >= MIX_WINDOW) gasnet_AMPoll();
+      switch (i % 3) {
+        case 0: gasnet_AMRequestShort4(next, h_mix_s, (int)i, 1, 2, 3); break;
+        case 1: gasnet_AMRequestMedium1(next, h_mix_m, payload, MIX_MEDIUM, (int)i); break;
+        default: gasnet_AMRequestLong1(next, h_mix_l, payload, MIX_LONG, long_dst, (int)i);
+      }
+    }
+    GASNET_BLOCKUNTIL(mix_replies == iters);
+    if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
+  }
+  if (gasnet_mynode() == 0) report("am_mix", 0, samples, iters);
+  /* Nobody leaves (and may end the job) before rank 0 has reported. */
+  gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+}
+
 static void barrier_bench(long iters) {
   double samples[64];
   for (int r = -1; r < repeats; r++) {
@@ -109,13 +159,17 @@ int main(int argc, char **argv) {
   gasnet_handlerentry_t table[] = {
       {0, (void (*)())ping_s}, {0, (void (*)())pong_s}, {0, (void (*)())ping_m},
       {0, (void (*)())pong_m}, {0, (void (*)())ping_l}, {0, (void (*)())pong_l},
-      {0, (void (*)())flood},  {0, (void (*)())flood_ack}, {0, (void (*)())on_stop}};
+      {0, (void (*)())flood},  {0, (void (*)())flood_ack}, {0, (void (*)())on_stop},
+      {0, (void (*)())mix_s},  {0, (void (*)())mix_m},     {0, (void (*)())mix_l},
+      {0, (void (*)())mix_ack}};
   size_t maxmed = gasnet_AMMaxMedium();
   /* Segment: MaxMedium bytes of Long payload, then a page for the line ping-pong. */
-  if (gasnet_attach(table, 9, 2 * GASNET_PAGESIZE + maxmed, 0) != GASNET_OK) gasnet_exit(1);
+  if (gasnet_attach(table, 13, 2 * GASNET_PAGESIZE + maxmed, 0) != GASNET_OK) gasnet_exit(1);
   h_ping_s = table[0].index, h_pong_s = table[1].index, h_ping_m = table[2].index;
   h_pong_m = table[3].index, h_ping_l = table[4].index, h_pong_l = table[5].index;
   h_flood = table[6].index, h_flood_ack = table[7].index, h_stop = table[8].index;
+  h_mix_s = table[9].index, h_mix_m = table[10].index, h_mix_l = table[11].index;
+  h_mix_ack = table[12].index;
   if (gasnet_nodes() < 2) {
     fprintf(stderr, "am_bench: needs at least 2 ranks (gasnetrun -n 2)\n");
     gasnet_exit(2);
@@ -157,6 +211,7 @@ int main(int argc, char **argv) {
   if (gasnet_mynode() < 2 && bench_wanted("am_short_flood")) flood_bench(2000000 / scale);
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  if (bench_wanted("am_mix")) mix_bench(300000 / scale);
   if (bench_wanted("barrier")) barrier_bench(500000 / scale);
   if (bench_wanted("idle_poll")) idle_poll_bench(2000000 / scale);
   gasnet_exit(0);

@@ -78,6 +78,7 @@ void gasneti_pshm_init(void) {
   gasneti_shm_unlink('q', gasneti_mynode);
   gasneti_host_leader_region = gasneti_regions[0];
   setup_queues();
+  gasneti_solo_init(); /* still one thread: the queues' locks may now be skipped (solo.h) */
 }
 
 void gasneti_pshm_attach_segments(void) {

@@ -44,9 +44,9 @@ static size_t outbox_alloc(gasneti_outbox_t *ob, uint32_t len) {
 /* ---- sending (the fast path is queue.h's) ----------------------------------------------- */
 bool gasneti_outbox_place(gasneti_slot_t *s, const gasneti_am_t *am, int reply, uint8_t *flags) {
   gasneti_outbox_t *ob = &gasneti_queues.outbox[reply];
-  gasneti_spin_lock(&ob->lock);
+  bool solo = gasneti_solo_lock(&ob->lock);
   size_t off = outbox_alloc(ob, am->chunk);
-  gasneti_spin_unlock(&ob->lock);
+  gasneti_solo_unlock(&ob->lock, solo);
   if (off == SIZE_MAX) return false;
   memcpy(ob->base + off, am->payload, am->chunk);
   *flags |= GASNETI_SLOT_OUTBOX;
@@ -199,11 +199,12 @@ static bool may_have_work(int reply) {
 
 static int poll_kind(int reply) {
 #if GASNETI_THREADS
-  if (!may_have_work(reply) || !gasneti_spin_trylock(&poll_lock[reply])) return 0;
+  bool solo;
+  if (!may_have_work(reply) || !gasneti_solo_trylock(&poll_lock[reply], &solo)) return 0;
 #endif
   int ran = gasneti_queues.layout.doorbells ? poll_doorbells(reply) : poll_direct(reply);
 #if GASNETI_THREADS
-  gasneti_spin_unlock(&poll_lock[reply]);
+  gasneti_solo_unlock(&poll_lock[reply], solo);
 #endif
   return ran;
 }

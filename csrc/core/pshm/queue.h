@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "../solo.h"
 #include "pshm.h"
 
 /* Sender's private view of its ring in a peer's region. */
@@ -15,7 +16,7 @@ typedef struct {
   uint64_t *summary; /* its group's summary word at the receiver */
   uint64_t summary_id; /* this sender's rank, in the summary word's high half */
   uint32_t sent, acked_cache;
-  gasneti_spinlock_t lock; /* PAR: client threads may send to one peer at once */
+  gasneti_spinlock_t lock; /* PAR: client threads may send to one peer at once (solo.h) */
 } gasneti_ring_tx_t;
 
 /* Receiver's private view of one of its own rings. */
@@ -70,12 +71,12 @@ void gasneti_pshm_send_wait(int host_index, int reply, const gasneti_am_t *am);
 
 static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_ring_tx_t *tx, int reply,
                                          const gasneti_am_t *am) {
-  gasneti_spin_lock(&tx->lock);
+  bool solo = gasneti_solo_lock(&tx->lock);
   uint32_t slots = gasneti_queues.layout.slots;
   if (GASNETI_UNLIKELY((uint32_t)(tx->sent - tx->acked_cache) >= slots)) {
     tx->acked_cache = atomic_load_explicit(&tx->ctl->acked, memory_order_acquire);
     if ((uint32_t)(tx->sent - tx->acked_cache) >= slots) {
-      gasneti_spin_unlock(&tx->lock);
+      gasneti_solo_unlock(&tx->lock, solo);
       return false;
     }
   }
@@ -86,7 +87,7 @@ static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_
       flags |= GASNETI_SLOT_INLINE;
       memcpy((uint8_t *)s + gasneti_inline_offset(am->nargs), am->payload, am->chunk);
     } else if (!gasneti_outbox_place(s, am, reply, &flags)) {
-      gasneti_spin_unlock(&tx->lock);
+      gasneti_solo_unlock(&tx->lock, solo);
       return false;
     }
   }
@@ -108,7 +109,7 @@ static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_
     __atomic_store_n(tx->doorbell, (uint8_t)tx->sent, __ATOMIC_RELEASE);
     __atomic_store_n(tx->summary, tx->summary_id | tx->sent, __ATOMIC_RELEASE);
   }
-  gasneti_spin_unlock(&tx->lock);
+  gasneti_solo_unlock(&tx->lock, solo);
   return true;
 }
 
