@@ -10,7 +10,7 @@ from conftest import built
 RECORD_FIELDS = {"bench", "path", "conduit", "ranks", "hosts", "size", "unit", "better",
                  "median", "min", "max", "n", "iters", "env"}
 AM_EXPECTED = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt", "am_long_rtt",
-               "am_short_flood", "barrier", "idle_poll"}
+               "am_short_flood", "am_mix", "barrier", "idle_poll"}
 RMA_EXPECTED = {"am_short_rtt", "memcpy_bw", "put_latency", "get_latency", "put_nb_latency",
                 "get_nb_latency", "put_nbi_latency", "get_nbi_latency", "put_val_latency",
                 "get_val_latency", "put_nb_val_latency", "get_nb_val_latency", "memcpy_rate",
@@ -82,11 +82,12 @@ def test_rma_bench_reports_every_result_with_its_path(opt_build, maxsize, path):
     result = opt_build.run(["-n", "2", opt_build.program("bench", "rma_bench"), "--json",
                             "--quick"], env=env)
     recs = records(result)
-    # The cache-line baseline exists only where ranks 0 and 1 share memory.
+    # The cache-line baseline exists only where ranks 0 and 1 share memory, the two-copy
+    # pipeline only where smp's transfers copy twice (the AM path).
     assert {r["bench"] for r in recs} == RMA_EXPECTED | ({"pshm_line_rtt"} if path == "direct"
-                                                         else set())
+                                                         else {"copy_pipe_bw"})
     assert {r["path"] for r in recs} == {path, "local"} | ({"pshm"} if path == "direct" else set())
-    assert {r["path"] for r in recs if r["bench"].startswith("memcpy_")} == {"local"}
+    assert {r["path"] for r in recs if r["bench"].startswith(("memcpy_", "copy_pipe"))} == {"local"}
     for r in recs:
         unit = "GiB/s" if r["bench"].endswith("_bw") else "Mops/s" if r["bench"].endswith(
             "_rate") else "us"
@@ -97,6 +98,9 @@ def test_rma_bench_reports_every_result_with_its_path(opt_build, maxsize, path):
         assert {8, 64, 512, 4096} <= {r["size"] for r in recs if r["bench"] == f"{form}_latency"}
     assert sorted({r["size"] for r in recs if r["bench"] == "put_bulk_bw"}) == \
         [4096, 65536, 1 << 20, 4 << 20]
+    if path == "am":
+        assert sorted({r["size"] for r in recs if r["bench"] == "copy_pipe_bw"}) == \
+            [4096, 65536, 1 << 20, 4 << 20]
 
 
 @pytest.mark.parametrize("maxsize,path", [(None, "direct"), ("1", "am")])

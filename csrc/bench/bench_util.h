@@ -119,6 +119,13 @@ static __attribute__((unused)) int bench_same_supernode(void) {
   return info[0].supernode == info[1].supernode;
 }
 
+/* Whether ranks 0 and 1 run on one host. */
+static __attribute__((unused)) int bench_same_host(void) {
+  gasnet_nodeinfo_t info[2];
+  gasnet_getNodeInfo(info, 2);
+  return info[0].host == info[1].host;
+}
+
 /* One result: samples are per-operation times in microseconds; a bandwidth result (unit
  * "GiB/s") converts them with size, a rate ("Mops/s") to operations per microsecond. Prints a table row, or the JSON record with --json. */
 static void bench_report(const char *bench, const char *path, size_t size, const char *unit,

@@ -4,9 +4,11 @@
  * with the path taken (direct PSHM or AM; GASNET_SUPERNODE_MAXSIZE=1 forces AM). Beside them,
  * measured in the same run: a cache-line round trip through shared memory (the floor of a
  * direct get), a single-thread memcpy of the same sizes (the floor of a direct put) and an
- * AMShort round trip (the floor of an AM-path put or get), so that a regression of any form
- * shows as a ratio in one run.
+ * AMShort round trip (the floor of an AM-path put or get) and, on the AM path between ranks
+ * of one host, a two-core copy pipeline (copy_pipe.h: the floor of AM-path bandwidth), so
+ * that a regression of any form shows as a ratio in one run.
  * Usage: rma_bench [--json] [--quick] [--only NAME] */
+#include "copy_pipe.h"
 #include "raw_udp.h"
 
 #define MAXSZ (4u << 20)
@@ -19,6 +21,9 @@ static gasnet_handler_t h_pong;
 static volatile long pongs;
 static void on_ping(gasnet_token_t t) { gasnet_AMReplyShort0(t, h_pong); }
 static void on_pong(gasnet_token_t t) { (void)t, pongs++; }
+static void on_pipe(gasnet_token_t t, gasnet_handlerarg_t pid, gasnet_handlerarg_t fd) {
+  (void)t, copy_pipe_pid = pid, copy_pipe_fd = fd;
+}
 
 /* Keeps the compiler from merging or hoisting the repeated transfers of a latency loop. */
 #define OPAQUE() __asm__ __volatile__("" ::: "memory")
@@ -28,11 +33,14 @@ static const char *const names[] = {
     "get_nb_latency", "put_nbi_latency", "get_nbi_latency", "put_val_latency", "get_val_latency",
     "put_nb_val_latency", "get_nb_val_latency", "memcpy_rate", "put_rate", "get_rate",
     "put_nb_rate", "get_nb_rate", "put_nbi_rate", "get_nbi_rate", "memcpy_bw", "put_bulk_bw",
-    "get_bulk_bw", "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw", "raw_udp_stream", NULL};
+    "get_bulk_bw", "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw", "copy_pipe_bw",
+    "raw_udp_stream", NULL};
 
 enum { LATENCY, BANDWIDTH, RATE };
 static void report(const char *name, size_t size, double *s, long iters, int kind) {
-  bench_report(name, strncmp(name, "memcpy_", 7) == 0 ? "local" : path, size,
+  /* Baselines run no runtime code: their path is "local". */
+  int baseline = strncmp(name, "memcpy_", 7) == 0 || strcmp(name, "copy_pipe_bw") == 0;
+  bench_report(name, baseline ? "local" : path, size,
                kind == BANDWIDTH ? "GiB/s" : kind == RATE ? "Mops/s" : "us", s, iters);
 }
 
@@ -143,9 +151,10 @@ int main(int argc, char **argv) {
   gasnet_init(&argc, &argv);
   int quick = bench_args("rma_bench", argc, argv, names);
   gasnet_handlerentry_t table[] = {
-      {0, (void (*)())on_stop}, {0, (void (*)())on_ping}, {0, (void (*)())on_pong}};
+      {0, (void (*)())on_stop}, {0, (void (*)())on_ping}, {0, (void (*)())on_pong},
+      {0, (void (*)())on_pipe}};
   /* Segment: MAXSZ bytes of transfers, then a page for the cache-line ping-pong. */
-  if (gasnet_attach(table, 3, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
+  if (gasnet_attach(table, 4, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
   h_ping = table[1].index, h_pong = table[2].index;
   if (gasnet_nodes() < 2) {
     fprintf(stderr, "rma_bench: needs at least 2 ranks (gasnetrun -n 2)\n");
@@ -207,6 +216,12 @@ int main(int argc, char **argv) {
       run("put_nbi_rate", put_nbi_small_window, remote, local, n, iters, RATE, WINDOW);
       run("get_nbi_rate", get_nbi_small_window, remote, local, n, iters, RATE, WINDOW);
     }
+    /* The copy pipeline: the floor of smp's AM path, which copies twice through shared memory. */
+    int pipe_fd = -1;
+    if (strcmp(GASNET_CONDUIT_NAME_STR, "smp") == 0 && strcmp(path, "am") == 0 &&
+        bench_same_host() && bench_wanted("copy_pipe_bw"))
+      pipe_fd = copy_pipe_create();
+    if (pipe_fd >= 0) gasnet_AMRequestShort2(1, table[3].index, (int)getpid(), pipe_fd);
     const size_t bw_sizes[] = {4096, 65536, 1u << 20, 4u << 20};
     for (size_t i = 0; i < sizeof bw_sizes / sizeof bw_sizes[0]; i++) {
       size_t n = bw_sizes[i];
@@ -218,10 +233,16 @@ int main(int argc, char **argv) {
       run("get_nb_bw", get_nb_window, remote, local, n, iters / WINDOW + 1, BANDWIDTH, WINDOW);
       run("put_nbi_bw", put_nbi_window, remote, local, n, iters / WINDOW + 1, BANDWIDTH, WINDOW);
       run("get_nbi_bw", get_nbi_window, remote, local, n, iters / WINDOW + 1, BANDWIDTH, WINDOW);
+      if (pipe_fd >= 0)
+        run("copy_pipe_bw", copy_pipe_transfer, remote, local, n, iters, BANDWIDTH, 1);
     }
+    if (pipe_fd >= 0) atomic_store(&copy_pipe->quit, 1);
     gasnet_AMRequestShort0(1, table[0].index);
   } else if (gasnet_mynode() == 1) {
-    GASNET_BLOCKUNTIL(stop); /* serves the AM path */
+    while (!stop) { /* serves the AM path, and the copy pipeline when rank 0 offers it */
+      gasnet_AMPoll();
+      if (copy_pipe_pid) copy_pipe_serve(seg[1].addr), copy_pipe_pid = 0;
+    }
   }
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
