@@ -1,7 +1,9 @@
 """scons install: an existing GASNet client's Makefile that includes the installed .mak file
 builds unchanged, pkg-config finds the library, and the installed gasnetrun runs the result."""
+import importlib.util
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -15,12 +17,18 @@ hello: hello.c
 """
 
 
+# The bytecode files under the prefix right after `scons install`, before any test ran the
+# installed tools (which could write their own).
+BYTECODE_AT_INSTALL: set[Path] = set()
+
+
 @pytest.fixture(scope="module")
 def prefix(tmp_path_factory):
     prefix = tmp_path_factory.mktemp("prefix")
     proc = subprocess.run(["scons", "-Q", f"prefix={prefix}", "install"], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    BYTECODE_AT_INSTALL.update(prefix.rglob("*.pyc"))
     return prefix
 
 
@@ -158,6 +166,22 @@ def test_client_project_configures_builds_and_runs_against_the_install(prefix, t
                           timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count(f"OK ({conduit.upper()} conduit, release 1.30") == 3, proc.stdout
+
+
+def test_installed_launcher_is_byte_compiled_for_its_interpreter(prefix):
+    """A read-only install (or PYTHONDONTWRITEBYTECODE) must not make every job compile
+    gasnetrun's modules again: the install carries their bytecode, current for its sources."""
+    package = prefix / "lib" / "gasnet" / "python" / "gasnetrun"
+    sources = sorted(package.rglob("*.py"))
+    assert len(sources) > 20
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        assert cached in BYTECODE_AT_INSTALL, f"scons install wrote no bytecode for {source}"
+        # The header records the source's mtime and size: Python uses the file only if they match.
+        header = cached.read_bytes()[:16]
+        stat = source.stat()
+        assert int.from_bytes(header[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF, source
+        assert int.from_bytes(header[12:16], "little") == stat.st_size & 0xFFFFFFFF, source
 
 
 def test_client_project_configure_refuses_what_is_not_an_install(tmp_path):

@@ -14,7 +14,6 @@ from typing import Mapping, TypedDict
 
 from . import _native, knobdocs, workdir
 from . import spawners as spawner_registry
-from .agent.main import is_this_host
 from .agent.ranks import SpawnError
 from .connect import ConnectError
 from .envcheck import EnvFileError, job_environment, validate
@@ -22,6 +21,7 @@ from .hosts import HostError, describe, find_hosts, map_ranks
 from .ident import ProgramIdent, read_ident
 from .job import Job, Spawner, SpawnerModule, new_jobid, say
 from .plan import HostShare, Plan
+from .thishost import is_this_host
 from .resources import HostMemory, descriptors_needed, ensure_descriptors, shared_memory_need
 
 USAGE_ERROR = 2

@@ -17,7 +17,7 @@ class LocalSpawner:
     name = name
 
     def applies(self, env: Mapping[str, str], hosts: list[str]) -> str | None:
-        from gasnetrun.agent.main import is_this_host
+        from gasnetrun.thishost import is_this_host
         if all(is_this_host(h) for h in hosts):
             return "the job runs on this host only"
         return None

@@ -13,7 +13,8 @@ from typing import Mapping
 
 from gasnetrun import _native
 from gasnetrun.agent.agent import AgentSpec
-from gasnetrun.agent.main import instructions, is_this_host, local_address_towards
+from gasnetrun.agent.main import instructions, local_address_towards
+from gasnetrun.thishost import is_this_host
 from gasnetrun.agent.node import TreeNode
 from gasnetrun.agent.starter import SshSettings
 from gasnetrun.agent.topology import AgentNode, build_tree, depth

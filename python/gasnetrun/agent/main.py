@@ -11,6 +11,7 @@ import time
 from dataclasses import asdict
 
 from ..loop import Loop
+from ..thishost import is_this_host
 from .agent import AgentSpec
 from .node import TreeNode
 from .protocol import HEARTBEAT, T_GO, T_HEARTBEAT, T_RESULT, T_SHUTDOWN, T_SIGNAL, T_STDIN
@@ -32,32 +33,6 @@ def local_address_towards(host: str) -> str:
             probe.close()
     except OSError:
         return socket.gethostname()
-
-
-def is_this_host(name: str) -> bool:
-    if name in ("localhost", "127.0.0.1", "::1"):
-        return True
-    me = socket.gethostname()
-    if name in (me, me.split(".")[0]):
-        return True
-    try:
-        theirs = {str(a[4][0]) for a in socket.getaddrinfo(name, None, socket.AF_INET)}
-    except OSError:
-        return False
-    return any(_is_local_address(address) for address in theirs)
-
-
-def _is_local_address(address: str) -> bool:
-    """Whether an interface of this host has `address`: only then can a socket bind to it
-    (a host name need not resolve to itself, e.g. hosts known only by address)."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        probe.bind((address, 0))
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
 
 
 def subtree_of(nodes: list[AgentNode], index: int) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 from types import ModuleType
+from typing import Iterator, Mapping
 
 
 def _candidates() -> list[tuple[str, Path]]:
@@ -17,14 +18,33 @@ def _candidates() -> list[tuple[str, Path]]:
             if (d / "launch.py").is_file()] if source.is_dir() else []
 
 
-def available() -> dict[str, ModuleType]:
-    """Spawner name -> its module (with `name`, `create()`)."""
-    found: dict[str, ModuleType] = {}
-    for name, path in _candidates():
-        spec = importlib.util.spec_from_file_location(f"{__name__}.{name}", path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        found[module.name] = module
-    return found
+class _Spawners(Mapping[str, ModuleType]):
+    """Spawner name -> its module (with `name`, `create()`), each imported when first asked
+    for: a job needs one, and the others' imports (the ssh agent tree) cost start-up time."""
+
+    def __init__(self) -> None:
+        self._paths = dict(_candidates())
+        self._modules: dict[str, ModuleType] = {}
+
+    def __getitem__(self, name: str) -> ModuleType:
+        if name not in self._modules:
+            spec = importlib.util.spec_from_file_location(f"{__name__}.{name}", self._paths[name])
+            if spec is None or spec.loader is None:
+                raise KeyError(name)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            if module.name != name:
+                raise ImportError(f"{self._paths[name]} declares spawner '{module.name}'")
+            self._modules[name] = module
+        return self._modules[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
+def available() -> Mapping[str, ModuleType]:
+    """Every spawner of this build, by name; modules load on first use."""
+    return _Spawners()
