@@ -65,6 +65,15 @@ def test_demo_passes_token_and_greetings_around_the_ring(build):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_handlers_that_poll_run_each_message_once(build, mode, maxsize):
+    """Handlers call gasnet_try_syncnbi_all & co., which poll: no message runs twice."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(3, "handler_poll_test", mode=mode, env=env, timeout=60)
+    assert_all_ok(result, "handler_poll_test", 3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
 def test_loopback_request_and_reply_run_before_the_request_returns(build, mode, maxsize):
     """In PAR a sibling thread spins, never polling, on what the loopback reply sets."""
     env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None

@@ -7,8 +7,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-_Atomic int gasneti_solo_mode = GASNETI_SOLO_SHARED;
-_Atomic unsigned gasneti_solo_busy;
+_Alignas(64) _Atomic int gasneti_solo_mode = GASNETI_SOLO_SHARED;
+_Alignas(64) _Atomic unsigned gasneti_solo_busy;
 GASNETI_TLS bool gasneti_solo_owner;
 
 void gasneti_solo_init(void) {

@@ -27,8 +27,9 @@ enum {
   GASNETI_SOLO_OWNED = 2,     /* one thread runs every section without locks */
   GASNETI_SOLO_REVOKING = 3,  /* another thread arrived: it waits for the owner to leave */
 };
-extern _Atomic int gasneti_solo_mode;
-extern _Atomic unsigned gasneti_solo_busy; /* the owner's depth of lock-free sections */
+/* On lines of their own: every thread reads the mode, only the owner writes busy. */
+extern _Alignas(64) _Atomic int gasneti_solo_mode;
+extern _Alignas(64) _Atomic unsigned gasneti_solo_busy; /* the owner's depth of lock-free sections */
 extern GASNETI_TLS bool gasneti_solo_owner;
 
 /* Single-threaded start-up: enables ownership where membarrier(2) is available. */
@@ -46,6 +47,9 @@ static inline __attribute__((always_inline)) bool gasneti_solo_enter(void) {
                        GASNETI_SOLO_OWNED))
       return true;
     atomic_store_explicit(&gasneti_solo_busy, depth, memory_order_release);
+    /* For good: stop writing the busy mark, which only the revoker ever waits on. */
+    if (atomic_load_explicit(&gasneti_solo_mode, memory_order_relaxed) == GASNETI_SOLO_SHARED)
+      gasneti_solo_owner = false;
     return false;
   }
   return gasneti_solo_enter_slow();

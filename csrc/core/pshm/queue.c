@@ -197,12 +197,20 @@ static bool may_have_work(int reply) {
 }
 #endif
 
+/* A thread already draining this kind (a handler that polls) must not drain it again: the
+ * message being handled is still at the ring's head. The poll lock alone no longer says so,
+ * since a lone thread skips it (solo.h). */
+static GASNETI_TLS bool draining[2];
+
 static int poll_kind(int reply) {
+  if (draining[reply]) return 0;
 #if GASNETI_THREADS
   bool solo;
   if (!may_have_work(reply) || !gasneti_solo_trylock(&poll_lock[reply], &solo)) return 0;
 #endif
+  draining[reply] = true;
   int ran = gasneti_queues.layout.doorbells ? poll_doorbells(reply) : poll_direct(reply);
+  draining[reply] = false;
 #if GASNETI_THREADS
   gasneti_solo_unlock(&poll_lock[reply], solo);
 #endif

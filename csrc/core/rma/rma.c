@@ -85,6 +85,12 @@ void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, s
                        (void *)((uintptr_t)gasneti_seginfo[node].addr + gasneti_seginfo[node].size));
 }
 
+/* The try_sync calls poll as a wait does: inside a handler (where they may be called) they
+ * must not run the kind of message being handled again. */
+static void try_poll(void) {
+  gasneti_poll(gasneti_am_context == GASNETI_CTX_CLIENT ? GASNETI_POLL_ALL : 0);
+}
+
 /* ---- explicit handles ------------------------------------------------------------------ */
 /* The inline parts (gasnet_extended.h) have already let GASNET_INVALID_HANDLE through. */
 void gasneti_wait_syncnb(gasnet_handle_t h) {
@@ -97,7 +103,7 @@ void gasneti_wait_syncnb(gasnet_handle_t h) {
 int gasneti_try_syncnb(gasnet_handle_t h) {
   if (h == GASNET_INVALID_HANDLE) return GASNET_OK;
   gasneti_op_check_live(h, "gasnet_try_syncnb");
-  gasneti_poll(GASNETI_POLL_ALL);
+  try_poll();
   if (!counter_done(&h->pending)) return GASNET_ERR_NOT_READY;
   gasneti_op_put(h);
   return GASNET_OK;
@@ -137,13 +143,13 @@ void gasnet_wait_syncnb_some(gasnet_handle_t *h, size_t n) {
 
 int gasnet_try_syncnb_all(gasnet_handle_t *h, size_t n) {
   size_t retired;
-  gasneti_poll(GASNETI_POLL_ALL);
+  try_poll();
   return retire_completed(h, n, &retired) ? GASNET_ERR_NOT_READY : GASNET_OK;
 }
 
 int gasnet_try_syncnb_some(gasnet_handle_t *h, size_t n) {
   size_t retired;
-  gasneti_poll(GASNETI_POLL_ALL);
+  try_poll();
   size_t pending = retire_completed(h, n, &retired);
   return (retired || pending == 0) ? GASNET_OK : GASNET_ERR_NOT_READY;
 }
@@ -154,15 +160,15 @@ void gasneti_wait_nbi_counter(int64_t *counter) {
 }
 
 int gasnet_try_syncnbi_puts(void) {
-  gasneti_poll(GASNETI_POLL_ALL);
+  try_poll();
   return counter_done(GASNETI_NBI_PUTS) ? GASNET_OK : GASNET_ERR_NOT_READY;
 }
 int gasnet_try_syncnbi_gets(void) {
-  gasneti_poll(GASNETI_POLL_ALL);
+  try_poll();
   return counter_done(GASNETI_NBI_GETS) ? GASNET_OK : GASNET_ERR_NOT_READY;
 }
 int gasnet_try_syncnbi_all(void) {
-  gasneti_poll(GASNETI_POLL_ALL);
+  try_poll();
   return counter_done(GASNETI_NBI_PUTS) && counter_done(GASNETI_NBI_GETS)
              ? GASNET_OK
              : GASNET_ERR_NOT_READY;
