@@ -38,6 +38,10 @@ static int scanned;         /* supernode members whose notify was folded into so
 static vote_t sofar;
 static int round_done;      /* leaders: dissemination rounds completed */
 static int round_sent;      /* leaders: rounds whose message went out */
+static uint32_t passed;     /* the last barrier whose wait or try returned */
+/* This thread is inside gasnet_barrier_wait or _try: a posted exit waits for the barrier when
+ * the rank that ended the job had passed it (see gasneti_barrier_completes). */
+static GASNETI_TLS bool in_barrier;
 
 /* Leaders' dissemination inbox, by phase parity and round; written by the AM handler. */
 enum { MAX_ROUNDS = 17 };
@@ -171,6 +175,7 @@ void gasnet_barrier_notify(int id, int flags) {
 
 static int finish(int id, int flags) {
   notified = 0;
+  passed = phase;
   bool local_mismatch = flags != my_flags || (!(flags & NAMELESS) && id != my_id);
   return (result.mismatch || local_mismatch) ? GASNET_ERR_BARRIER_MISMATCH : GASNET_OK;
 }
@@ -178,7 +183,9 @@ static int finish(int id, int flags) {
 int gasnet_barrier_wait(int id, int flags) {
   check_context("gasnet_barrier_wait");
   if (!notified) gasneti_fatalerror("gasnet_barrier_wait without a preceding notify");
+  in_barrier = true;
   while (!progress()) gasneti_wait_step();
+  in_barrier = false;
   return finish(id, flags);
 }
 
@@ -190,7 +197,9 @@ int gasnet_barrier(int id, int flags) {
 int gasnet_barrier_try(int id, int flags) {
   check_context("gasnet_barrier_try");
   if (!notified) gasneti_fatalerror("gasnet_barrier_try without a preceding notify");
+  in_barrier = true;
   gasneti_poll(GASNETI_POLL_ALL);
+  in_barrier = false;
   if (!progress()) {
     gasneti_wait_backoff(); /* the caller loops on try: yield as a blocking wait would */
     return GASNET_ERR_NOT_READY;
@@ -203,3 +212,13 @@ int gasnet_barrier_result(int *id) {
   if (id) *id = result.id;
   return 0;
 }
+
+/* Every rank notified a barrier that some rank passed, so every member will get through it as
+ * long as the others keep polling: a rank that ended the job right after a barrier does not
+ * take the others along before they are through it too (their output after it is not lost).
+ * The launcher's leave signal still ends a rank that stays inside. */
+bool gasneti_barrier_completes(uint32_t exit_phase) {
+  return in_barrier && notified && (int32_t)(phase - exit_phase) <= 0;
+}
+
+uint32_t gasneti_barrier_passed(void) { return passed; }

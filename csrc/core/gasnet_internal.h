@@ -104,8 +104,15 @@ extern bool gasneti_conduit_up; /* gasnetc_init returned: exit notices may use i
 /* The rank is leaving from a signal handler (interrupt, leave signal): the conduit's exit
  * notice may not allocate or write files then. */
 extern volatile sig_atomic_t gasneti_exit_in_signal;
-/* Another rank ended the job (host exit word, conduit notice): leave with its code. */
-void gasneti_exit_post(int code);
+/* Another rank ended the job (host exit word, conduit notice): leave with its code. phase is
+ * the latest barrier that rank had passed (its exit notice carries gasneti_exit_phase()). */
+void gasneti_exit_post(int code, uint32_t phase);
+uint32_t gasneti_exit_phase(void);
+/* The barrier this thread is waiting in (wait or try) is one a rank that ended the job had
+ * passed (phase): it will complete, so the rank finishes it before following the exit. */
+bool gasneti_barrier_completes(uint32_t phase);
+/* The phase of the last barrier whose wait (or try) returned on this rank; 0 before any. */
+uint32_t gasneti_barrier_passed(void);
 /* GASNET_EXITTIMEOUT, or min(_MAX, _MIN + _FACTOR * ranks): how long a job may take to end. */
 double gasneti_exit_timeout(int ranks);
 

@@ -14,7 +14,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: exit_test collective CODE | one RANK CODE | one-waiting RANK CODE | return |\n"
           "       return-one RANK | signal RANK SIG | hang | hang-compute | bad-handler RANK |\n"
-          "       stubborn RANK CODE | freeze RANK |\n"
+          "       stubborn RANK CODE | freeze RANK | after-barrier |\n"
           "       before-attach CODE\n");
   exit(2);
 }
@@ -45,6 +45,24 @@ int main(int argc, char **argv) {
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, NULL);
     idle_forever();
+  } else if (strcmp(mode, "after-barrier") == 0) {
+    /* Rank 0 leaves the moment a barrier completes; the others say so once through it
+     * (stdio-buffered: the exit flushes it) and leave too. Odd ranks wait in the barrier;
+     * even ones look at it only later, with gasnet_barrier_try. A barrier rank 0 has passed
+     * is passed for all: no rank may be taken along before it returns. */
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    if (me == 0 || me % 2) {
+      GASNET_SAFE(gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS));
+      if (me == 0) gasnet_exit(0);
+    } else {
+      usleep(300000); /* rank 0 has left by now (the grace period is a second) */
+      int rc;
+      while ((rc = gasnet_barrier_try(0, GASNET_BARRIERFLAG_ANONYMOUS)) == GASNET_ERR_NOT_READY) {
+      }
+      GASNET_SAFE(rc);
+    }
+    printf("rank %d passed\n", me);
+    gasnet_exit(0);
   } else if (strcmp(mode, "return") == 0) {
     return 0;
   } else if (strcmp(mode, "return-one") == 0) {

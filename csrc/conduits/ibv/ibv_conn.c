@@ -31,6 +31,7 @@ typedef struct {
   uint16_t pad;
   uint32_t src;
   int32_t code;
+  uint32_t phase; /* UD_EXIT: the last barrier the job's enders had passed */
   uint32_t qpn[IBV_MAX_RAILS];
 } ud_msg_t;
 _Static_assert(sizeof(ud_msg_t) <= IBV_UD_BUFSZ, "a handshake fits its buffer");
@@ -90,7 +91,8 @@ static void ud_send(int rank, int type, int code) {
   ibv_peer_t *p = &ibv.peers[rank];
   ud_msg_t *m = buf;
   *m = (ud_msg_t){.magic = UD_MAGIC, .tag = job_tag, .type = (uint8_t)type, .nrails = p->nrails,
-                  .src = gasneti_mynode, .code = code};
+                  .src = gasneti_mynode, .code = code,
+                  .phase = type == UD_EXIT ? gasneti_exit_phase() : 0};
   if (type == UD_REQ || type == UD_REP)
     for (int r = 0; r < p->nrails; r++) m->qpn[r] = p->qp[r]->qp_num;
   ibv_sreq_t *s;
@@ -262,7 +264,7 @@ void ibv_ud_recv(struct ibv_wc *wc) {
   ibv_peer_t *p = ok ? &ibv.peers[src] : NULL;
   if (ok && m->type == UD_EXIT) {
     if (gasneti_host_of[src] != gasneti_host_of[gasneti_mynode]) /* others use the exit word */
-      gasneti_exit_post(m->code); /* the ranks here follow at their next poll */
+      gasneti_exit_post(m->code, m->phase); /* the ranks here follow at their next poll */
   } else if (ok && m->type == UD_FIN) {
     p->finished = true;
   } else if (ok && gasneti_pshm_reach[src]) {

@@ -152,6 +152,12 @@ void gasnetc_exit_notify(int code) {
   while (!gasneti_spin_trylock(&udp_lock))
     if (udp_now() > until) return;
 #endif
+  /* Messages gathered in open packets go first (a barrier's last round may be among them:
+   * the peers finish that barrier before they follow). Not from a signal handler: the code
+   * it interrupted may be filling one of them. */
+  if (!gasneti_exit_in_signal)
+    for (int r = 0; r < gasneti_nodes; r++)
+      if (!udp.peers[r].finished) udp_flush_peer(r, false);
   for (int round = 0; round < 3; round++)
     for (int r = 0; r < gasneti_nodes; r++)
       if (udp.peers[r].network && gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])

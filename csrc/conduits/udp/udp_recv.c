@@ -71,7 +71,7 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
   if (p->addr.sin_addr.s_addr != from->sin_addr.s_addr || p->addr.sin_port != from->sin_port)
     { drop_note("sender's address does not match its rank", from); return; }
   if (h->type == UDP_EXIT) {
-    gasneti_exit_post(h->code);
+    gasneti_exit_post(h->code, h->seq);
     return;
   }
   if (h->type == UDP_FINISHED) {

@@ -112,6 +112,7 @@ void udp_send_control(int peer, int type, int code) {
   *h = (udp_pkt_hdr_t){0};
   fill_header(h, peer, type);
   h->code = code;
+  if (type == UDP_EXIT) h->seq = gasneti_exit_phase();
   udp_queue_out(peer, h, sizeof *h);
 }
 

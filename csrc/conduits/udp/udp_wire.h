@@ -19,7 +19,7 @@ typedef struct {
   uint16_t src;     /* sender's rank */
   uint8_t type;
   uint8_t nmsgs;    /* UDP_DATA: messages that follow */
-  uint32_t seq;     /* UDP_DATA */
+  uint32_t seq;     /* UDP_DATA; UDP_EXIT: the last barrier the job's enders had passed */
   uint32_t ack;     /* cumulative acknowledgement of the receiver's stream to the sender */
   uint64_t sack;    /* selective acknowledgements (bit i: ack + 1 + i) */
   uint16_t credits; /* UDP_DATA: AM credits returned to the receiver */

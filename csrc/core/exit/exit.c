@@ -18,16 +18,27 @@ static GASNETI_TLS int this_thread_exiting;
 bool gasneti_conduit_up;
 
 /* First code wins: peers leave with the code of the rank that ended the job. Returns the
- * job's code: this one, or the one another rank of this host posted first. */
-static int publish(int code) {
+ * job's code: this one, or the one another rank of this host posted first. The phase (the
+ * latest barrier passed by a rank that ended the job) goes first, so whoever sees the code
+ * sees it; of several, the latest stands. */
+static int publish(int code, uint32_t phase) {
   gasneti_region_t *leader = gasneti_host_leader_region;
   if (!leader) return code;
+  uint32_t had = atomic_load(&leader->exit_phase);
+  while ((int32_t)(phase - had) > 0 &&
+         !atomic_compare_exchange_weak(&leader->exit_phase, &had, phase)) {
+  }
   int32_t seen = GASNETI_EXIT_NONE;
   if (atomic_compare_exchange_strong(&leader->exit_code, &seen, code)) return code;
   return seen;
 }
 
-void gasneti_exit_post(int code) { publish(code); }
+void gasneti_exit_post(int code, uint32_t phase) { publish(code, phase); }
+
+uint32_t gasneti_exit_phase(void) {
+  gasneti_region_t *leader = gasneti_host_leader_region;
+  return leader ? atomic_load(&leader->exit_phase) : gasneti_barrier_passed();
+}
 
 bool gasneti_exit_started(void) { return atomic_load(&exiting) != 0; }
 
@@ -52,7 +63,7 @@ void gasneti_exit_job(int code, bool abort) {
   /* A rank following another's exit (a client SIGQUIT handler calling gasnet_exit(4) after a
    * peer's gasnet_exit(3)) leaves with its own code but reports the job's: its report may
    * reach the supervisor before the first rank's does. */
-  int job_code = publish(code);
+  int job_code = publish(code, gasneti_barrier_passed());
   if (gasneti_conduit_up) gasnetc_exit_notify(job_code);
   flush_output();
   if (gasneti_boot) {
@@ -64,11 +75,22 @@ void gasneti_exit_job(int code, bool abort) {
 
 void gasnet_exit(int exitcode) { gasneti_exit_job(exitcode, false); }
 
+/* Set once this thread has seen a posted exit and let its caller look again. */
+static GASNETI_TLS int exit_seen;
+
 void gasneti_exit_check(void) {
   gasneti_region_t *leader = gasneti_host_leader_region;
   if (!leader) return;
-  int32_t code = atomic_load_explicit(&leader->exit_code, memory_order_relaxed);
+  int32_t code = atomic_load_explicit(&leader->exit_code, memory_order_acquire);
   if (GASNETI_UNLIKELY(code != GASNETI_EXIT_NONE) && !atomic_load(&exiting)) {
+    if (gasneti_barrier_completes(atomic_load(&leader->exit_phase))) return;
+    /* A wait that the leaving rank completed just before it left (it stored a flag, or sent
+     * an AM now in the queue, then called gasnet_exit) ends first: it published that before
+     * its exit code, so one more poll and one more look at the caller's condition see it. */
+    if (!exit_seen) {
+      exit_seen = 1;
+      return;
+    }
     gasneti_offer_client_quit(); /* GASNet-1: a client's SIGQUIT handler hears of it first */
     if (!atomic_load(&exiting)) gasneti_exit_job(code, false);
   }
@@ -82,7 +104,7 @@ static void at_exit(int status, void *arg) {
   this_thread_exiting = 1;
   int reported = status;
   if (status != 0) {
-    reported = publish(status);
+    reported = publish(status, gasneti_barrier_passed());
     if (gasneti_conduit_up) gasnetc_exit_notify(reported);
   } else if (gasneti_conduit_up) {
     gasnetc_fini();

@@ -70,6 +70,7 @@ void gasneti_pshm_init(void) {
   gasneti_regions = gasneti_calloc((size_t)n, sizeof *gasneti_regions);
   gasneti_region_t *mine = gasneti_shm_create('q', gasneti_mynode, bytes);
   atomic_store(&mine->exit_code, GASNETI_EXIT_NONE);
+  atomic_store(&mine->exit_phase, 0);
   gasneti_regions[me] = mine;
   gasneti_boot->barrier(); /* every region exists */
   for (int i = 0; i < n; i++)

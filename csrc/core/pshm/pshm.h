@@ -59,6 +59,7 @@ typedef struct {
 
 typedef struct {
   alignas(GASNETI_CACHELINE) _Atomic int32_t exit_code; /* read in the host leader's region */
+  _Atomic uint32_t exit_phase; /* the latest barrier a rank that ended the job had passed */
   alignas(GASNETI_CACHELINE) gasneti_barrier_slot_t notify[2];  /* by barrier phase parity */
   alignas(GASNETI_CACHELINE) gasneti_barrier_slot_t release[2]; /* supernode leader's result */
 } gasneti_region_t;
