@@ -74,3 +74,43 @@ def test_inside_a_slurm_allocation_pmi_is_chosen():
     assert "launcher: Open MPI" in result.stderr
     assert "launch command: mpirun -x " in result.stderr and " -np 2 " in result.stderr
     assert result.stdout.count("hello from") == 2
+
+
+def test_launcher_is_asked_what_it_is_once_per_launcher_file(tmp_path):
+    # The flavour comes from the launcher's --version, remembered in the user's cache per
+    # launcher file: asked again when the file changes, or when the cache holds garbage.
+    build = pmi_build("opt", "smp")
+    real = shutil.which("mpirun")
+    asked = tmp_path / "asked"
+    launcher = tmp_path / "bin" / "mpirun"
+    launcher.parent.mkdir()
+
+    def write_launcher(extra: str = "") -> None:
+        launcher.write_text(f'#!/bin/sh\n[ "$1" = --version ] && echo asked >> {asked}\n'
+                            f'exec {real} "$@"\n{extra}')
+        launcher.chmod(0o755)
+
+    def job() -> None:
+        result = run(build, ["-v", "-n", "2", build.program("examples", "hello_ring")],
+                     env={"XDG_CACHE_HOME": str(tmp_path / "cache"),
+                          "PMIRUN_CMD": f"{launcher} -np %N %C"})
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "launcher: Open MPI" in result.stderr, result.stderr[-3000:]
+
+    def times_asked() -> int:
+        return len(asked.read_text().splitlines()) if asked.exists() else 0
+
+    write_launcher()
+    job()
+    job()
+    assert times_asked() == 1
+    cache = tmp_path / "cache" / "gasnetrun" / "launchers.json"
+    assert "openmpi" in cache.read_text()
+    write_launcher("# upgraded\n")
+    job()
+    assert times_asked() == 2
+    cache.write_text("{not json")
+    job()
+    assert times_asked() == 3
+    job()
+    assert times_asked() == 3

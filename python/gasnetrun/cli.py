@@ -8,14 +8,12 @@ import os
 import re
 import shlex
 import shutil
-import socket
 import sys
 from typing import Mapping, TypedDict
 
 from . import _native, knobdocs, workdir
 from . import spawners as spawner_registry
 from .agent.ranks import SpawnError
-from .connect import ConnectError
 from .envcheck import EnvFileError, job_environment, validate
 from .hosts import HostError, describe, find_hosts, map_ranks
 from .ident import ProgramIdent, read_ident
@@ -233,12 +231,12 @@ def plan_hosts(spawner: Spawner, args: argparse.Namespace,
         if found and spawner.applies({}, [h.name for h in found[0]]) is None:
             raise UsageError(f"the local spawner runs ranks on this host only, but {found[1]} "
                              f"names other hosts ({describe(found[0])})")
-        return [HostShare(socket.gethostname(), list(range(args.nranks)))]
+        return [HostShare(os.uname().nodename, list(range(args.nranks)))]
     if spawner.name == "ssh" and not found:
         raise UsageError("the ssh spawner needs hosts: -H, --hostfile, GASNET_SSH_SERVERS or a "
                          "node file (GASNET_SSH_NODEFILE, PBS_NODEFILE, SLURM_JOB_NODELIST...)")
     if not found:
-        return [HostShare(socket.gethostname(), list(range(args.nranks)))]
+        return [HostShare(os.uname().nodename, list(range(args.nranks)))]
     return map_ranks(args.nranks, found[0], args.nodes, args.ppn, args.map_by)
 
 
@@ -308,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         check_program(ident, plan, spawner)
         if args.connect:
             plan.notes += prepare_connect(args.connect, ident, plan, spawner)
-    except (UsageError, ConnectError) as err:
+    except UsageError as err:
         return usage_error(parser, str(err))
     if ident and ident.conduit == "ibv":
         # Imported here: jobs of other conduits need no probing, and start faster without it.
@@ -375,8 +373,11 @@ def prepare_connect(connect: list[str], ident: ProgramIdent | None, plan: Plan,
         built = f"is built for the {ident.conduit} conduit" if ident else "is no GASNet program"
         raise UsageError(f"--connect makes connect files for the ibv conduit, but {plan.program} "
                          f"{built}")
-    from .connect import prepare
-    return prepare(mode, directory, plan, spawner.name)
+    from .connect import ConnectError, prepare  # (ibv jobs only)
+    try:
+        return prepare(mode, directory, plan, spawner.name)
+    except ConnectError as err:
+        raise UsageError(str(err)) from err
 
 
 def probe_hosts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -385,7 +386,7 @@ def probe_hosts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
         settings = job_environment(dict(os.environ), [], args.env_file)
         env = {k: s.value for k, s in settings.items()}
         found = find_hosts(args.hosts, args.hostfile, env)
-        hosts = [h.name for h in found[0]] if found else [socket.gethostname()]
+        hosts = [h.name for h in found[0]] if found else [os.uname().nodename]
         ranks: dict[str, int] = {}
         if args.nranks is not None and found:
             ranks = {s.name: len(s.ranks) for s in map_ranks(args.nranks, found[0], args.nodes,

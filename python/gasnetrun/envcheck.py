@@ -2,7 +2,6 @@
 the runtime's knob table (through the CFFI binding: Python and C parse a value identically)."""
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -75,6 +74,7 @@ def known_names() -> list[str]:
 
 
 def suggestion(name: str) -> str | None:
+    import difflib  # only for a name that is not a knob: most jobs have none
     close = difflib.get_close_matches(name, known_names(), n=1, cutoff=0.75)
     return close[0] if close else None
 

@@ -4,7 +4,6 @@ forwards signals, says what -v asks, and returns the job's exit code once every 
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import sys
 import time
@@ -28,7 +27,7 @@ def say(message: str) -> None:
 
 
 def new_jobid() -> str:
-    return f"r{os.getpid()}x{secrets.token_hex(3)}"
+    return f"r{os.getpid()}x{os.urandom(3).hex()}"
 
 
 class RunningJob(Protocol):
@@ -65,7 +64,7 @@ class Job:
         self.plan = plan
         self.spawner = spawner
         self.loop = Loop()
-        self.cookie = secrets.token_hex(16)
+        self.cookie = os.urandom(16).hex()  # what secrets.token_hex does, without its imports
         self.policy = _native.ExitPolicy(plan.nranks, _native.exit_timeout(plan.env, plan.nranks))
         self.running: RunningJob | None = None
         self._timer: int | None = None

@@ -9,7 +9,6 @@ import itertools
 import os
 import selectors
 import signal
-import socket
 import time
 from typing import Callable
 
@@ -24,8 +23,8 @@ class Loop:
         self._cancelled: set[int] = set()
         self._signal_handlers: dict[int, Callable[[int], None]] = {}
         self._old_signals: dict[int, object] = {}
-        self._wake_r: socket.socket | None = None
-        self._wake_w: socket.socket | None = None
+        self._wake_r: int | None = None  # the signal wake-up pipe
+        self._wake_w: int | None = None
         self._old_wakeup = -1
 
     # ---- readers ------------------------------------------------------------------------
@@ -68,19 +67,16 @@ class Loop:
     def on_signal(self, signum: int, handler: Callable[[int], None]) -> None:
         """Runs handler(signum) from the loop (not in signal context) when signum arrives."""
         if self._wake_r is None:
-            self._wake_r, self._wake_w = socket.socketpair()
-            self._wake_r.setblocking(False)
-            self._wake_w.setblocking(False)
-            self._old_wakeup = signal.set_wakeup_fd(self._wake_w.fileno(),
-                                                    warn_on_full_buffer=False)
-            self.add_reader(self._wake_r.fileno(), self._drain_signals)
+            self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            self._old_wakeup = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
+            self.add_reader(self._wake_r, self._drain_signals)
         self._signal_handlers[signum] = handler
         self._old_signals[signum] = signal.signal(signum, lambda *_: None)
 
     def _drain_signals(self) -> None:
         assert self._wake_r is not None
         try:
-            data = self._wake_r.recv(256)
+            data = os.read(self._wake_r, 256)
         except BlockingIOError:
             return
         for signum in data:
@@ -116,9 +112,9 @@ class Loop:
             signal.signal(signum, old)  # type: ignore[arg-type]
         if self._wake_r is not None:
             signal.set_wakeup_fd(self._old_wakeup)
-            self._wake_r.close()
+            os.close(self._wake_r)
             assert self._wake_w is not None
-            self._wake_w.close()
+            os.close(self._wake_w)
         self._sel.close()
 
 

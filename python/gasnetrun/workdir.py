@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
+import stat
 import tempfile
-from pathlib import Path
 
 PREFIX = "gasnetrun-"
 OWNER = "owner"
@@ -16,30 +15,34 @@ OWNER = "owner"
 def _start_time(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (with the pid, a unique identity)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            text = f.read()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    return text.rsplit(")", 1)[1].split()[19]
 
 
 def make(keep_note: bool = False) -> str:
     path = tempfile.mkdtemp(prefix=PREFIX)
-    Path(path, OWNER).write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
+    with open(os.path.join(path, OWNER), "w", encoding="utf-8") as f:
+        f.write(f"{os.getpid()} {_start_time(os.getpid())}\n")
     return path
 
 
-def _owner_alive(path: Path) -> bool:
+def _owner_alive(path: str) -> bool:
     try:
-        pid_text, start = (path / OWNER).read_text().split()
+        with open(os.path.join(path, OWNER), encoding="utf-8") as f:
+            pid_text, start = f.read().split()
         return _start_time(int(pid_text)) == start
     except (OSError, ValueError):
         pass
     # An older layout with a control socket and no owner file: alive if someone listens.
-    sock_path = path / "control.sock"
-    if sock_path.exists():
+    sock_path = os.path.join(path, "control.sock")
+    if os.path.exists(sock_path):
+        import socket  # (every job imports this module; few meet such a directory)
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            probe.connect(str(sock_path))
+            probe.connect(sock_path)
             return True
         except OSError:
             return False
@@ -51,18 +54,19 @@ def _owner_alive(path: Path) -> bool:
 def remove_stale() -> list[str]:
     """Removes this user's gasnetrun directories whose launcher is gone."""
     removed: list[str] = []
-    base = Path(tempfile.gettempdir())
+    base = tempfile.gettempdir()
     try:
-        entries = list(base.glob(PREFIX + "*"))
+        entries = [os.path.join(base, n) for n in os.listdir(base) if n.startswith(PREFIX)]
     except OSError:
         return removed
     for path in entries:
         try:
-            if not path.is_dir() or path.is_symlink() or path.stat().st_uid != os.getuid():
-                continue
+            st = os.lstat(path)  # a symlink is not ours to follow
         except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             continue
         if not _owner_alive(path):
             shutil.rmtree(path, ignore_errors=True)
-            removed.append(str(path))
+            removed.append(path)
     return removed

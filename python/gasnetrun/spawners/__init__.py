@@ -3,19 +3,22 @@ build installs it here as <name>.py. Run from the source tree, they are found in
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
+import os
 from types import ModuleType
 from typing import Iterator, Mapping
 
 
-def _candidates() -> list[tuple[str, Path]]:
-    here = Path(__file__).resolve().parent
-    installed = [(p.stem, p) for p in sorted(here.glob("*.py")) if p.stem != "__init__"]
+def _candidates() -> list[tuple[str, str]]:
+    here = os.path.dirname(os.path.realpath(__file__))
+    installed = [(n[:-3], os.path.join(here, n)) for n in sorted(os.listdir(here))
+                 if n.endswith(".py") and n != "__init__.py"]
     if installed:
         return installed
-    source = here.parent.parent.parent / "spawners"
-    return [(d.name, d / "launch.py") for d in sorted(source.iterdir())
-            if (d / "launch.py").is_file()] if source.is_dir() else []
+    source = os.path.join(here, "..", "..", "..", "spawners")
+    if not os.path.isdir(source):
+        return []
+    return [(d, os.path.join(source, d, "launch.py")) for d in sorted(os.listdir(source))
+            if os.path.isfile(os.path.join(source, d, "launch.py"))]
 
 
 class _Spawners(Mapping[str, ModuleType]):
