@@ -53,6 +53,17 @@ def test_a_barrier_the_leaving_rank_passed_completes_for_the_others_first(build,
         result.describe()
 
 
+def test_a_receive_thread_does_not_take_its_rank_out_of_such_a_barrier(udp_build):
+    # PAR with udp's receive thread, which polls while the main thread sleeps between its
+    # notify and its try: the barrier under way holds the exit for the whole process, not only
+    # while a thread is inside wait or try. (PSHM on: rank 0 passes without the sleepers.)
+    env = {**ENV, "GASNET_RCV_THREAD": "1"}
+    result = udp_build.job(4, "exit_test", "after-barrier", mode="par", env=env, timeout=60)
+    assert result.returncode == 0, result.describe()
+    assert sorted(result.stdout.split("\n")[:-1]) == [f"rank {r} passed" for r in (1, 2, 3)], \
+        result.describe()
+
+
 def test_ranks_left_waiting_for_a_finished_rank_are_named_and_ended_within_the_timeout(build):
     result = build.job(4, "exit_test", "return-one", "2", env=ENV, timeout=60)
     assert result.returncode == 0, result.describe()

@@ -38,10 +38,13 @@ static int scanned;         /* supernode members whose notify was folded into so
 static vote_t sofar;
 static int round_done;      /* leaders: dissemination rounds completed */
 static int round_sent;      /* leaders: rounds whose message went out */
-static uint32_t passed;     /* the last barrier whose wait or try returned */
-/* This thread is inside gasnet_barrier_wait or _try: a posted exit waits for the barrier when
- * the rank that ended the job had passed it (see gasneti_barrier_completes). */
-static GASNETI_TLS bool in_barrier;
+/* The last barrier whose wait or try returned (read by whichever thread leaves). */
+static _Atomic uint32_t passed;
+/* The phase this rank notified and has not finished (wait or try not yet returned), else 0:
+ * a posted exit waits for that barrier when the rank that ended the job had passed it (see
+ * gasneti_barrier_completes). Read by any thread: a PAR thread that polls elsewhere (udp's
+ * receive thread) must not take the rank along while its barrier is under way either. */
+static _Atomic uint32_t under_way;
 
 /* Leaders' dissemination inbox, by phase parity and round; written by the AM handler. */
 enum { MAX_ROUNDS = 17 };
@@ -171,11 +174,13 @@ void gasnet_barrier_notify(int id, int flags) {
   s->id = id;
   s->flags = flags;
   atomic_store_explicit(&s->phase, phase, memory_order_release);
+  atomic_store(&under_way, phase);
 }
 
 static int finish(int id, int flags) {
   notified = 0;
-  passed = phase;
+  atomic_store_explicit(&passed, phase, memory_order_relaxed);
+  atomic_store(&under_way, 0);
   bool local_mismatch = flags != my_flags || (!(flags & NAMELESS) && id != my_id);
   return (result.mismatch || local_mismatch) ? GASNET_ERR_BARRIER_MISMATCH : GASNET_OK;
 }
@@ -183,9 +188,7 @@ static int finish(int id, int flags) {
 int gasnet_barrier_wait(int id, int flags) {
   check_context("gasnet_barrier_wait");
   if (!notified) gasneti_fatalerror("gasnet_barrier_wait without a preceding notify");
-  in_barrier = true;
   while (!progress()) gasneti_wait_step();
-  in_barrier = false;
   return finish(id, flags);
 }
 
@@ -197,9 +200,7 @@ int gasnet_barrier(int id, int flags) {
 int gasnet_barrier_try(int id, int flags) {
   check_context("gasnet_barrier_try");
   if (!notified) gasneti_fatalerror("gasnet_barrier_try without a preceding notify");
-  in_barrier = true;
   gasneti_poll(GASNETI_POLL_ALL);
-  in_barrier = false;
   if (!progress()) {
     gasneti_wait_backoff(); /* the caller loops on try: yield as a blocking wait would */
     return GASNET_ERR_NOT_READY;
@@ -213,12 +214,17 @@ int gasnet_barrier_result(int *id) {
   return 0;
 }
 
-/* Every rank notified a barrier that some rank passed, so every member will get through it as
- * long as the others keep polling: a rank that ended the job right after a barrier does not
- * take the others along before they are through it too (their output after it is not lost).
- * The launcher's leave signal still ends a rank that stays inside. */
+/* Every rank notified a barrier that some rank passed, so the members normally get through it
+ * as they keep polling: a rank that ended the job right after a barrier does not take the
+ * others along before they are through it too (their output after it is not lost). Where it
+ * cannot complete after all (a member was killed, a datagram of the leaver's was lost) or the
+ * rank computes instead of waiting, the launcher's leave signal ends the rank after the grace
+ * period (at most a second), as it ends any rank that does not follow. */
 bool gasneti_barrier_completes(uint32_t exit_phase) {
-  return in_barrier && notified && (int32_t)(phase - exit_phase) <= 0;
+  uint32_t notified_phase = atomic_load(&under_way);
+  return exit_phase != 0 && notified_phase != 0 && (int32_t)(notified_phase - exit_phase) <= 0;
 }
 
-uint32_t gasneti_barrier_passed(void) { return passed; }
+uint32_t gasneti_barrier_passed(void) {
+  return atomic_load_explicit(&passed, memory_order_relaxed);
+}

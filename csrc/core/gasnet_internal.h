@@ -108,8 +108,9 @@ extern volatile sig_atomic_t gasneti_exit_in_signal;
  * the latest barrier that rank had passed (its exit notice carries gasneti_exit_phase()). */
 void gasneti_exit_post(int code, uint32_t phase);
 uint32_t gasneti_exit_phase(void);
-/* The barrier this thread is waiting in (wait or try) is one a rank that ended the job had
- * passed (phase): it will complete, so the rank finishes it before following the exit. */
+/* The barrier this rank has under way (notified, wait or try not yet returned) is one a rank
+ * that ended the job had passed (phase): it will normally complete, so the rank finishes it
+ * before following. */
 bool gasneti_barrier_completes(uint32_t phase);
 /* The phase of the last barrier whose wait (or try) returned on this rank; 0 before any. */
 uint32_t gasneti_barrier_passed(void);

@@ -24,8 +24,11 @@ bool gasneti_conduit_up;
 static int publish(int code, uint32_t phase) {
   gasneti_region_t *leader = gasneti_host_leader_region;
   if (!leader) return code;
+  /* 0 is "no barrier passed" (phases count from 1; one that wrapped to 0 only gives up the
+   * wait for it), so any phase replaces it: a comparison with 0 would stop working once
+   * phases pass 2^31. */
   uint32_t had = atomic_load(&leader->exit_phase);
-  while ((int32_t)(phase - had) > 0 &&
+  while (phase != 0 && (had == 0 || (int32_t)(phase - had) > 0) &&
          !atomic_compare_exchange_weak(&leader->exit_phase, &had, phase)) {
   }
   int32_t seen = GASNETI_EXIT_NONE;
