@@ -104,12 +104,12 @@ def test_launcher_is_asked_what_it_is_once_per_launcher_file(tmp_path):
     job()
     job()
     assert times_asked() == 1
-    cache = tmp_path / "cache" / "gasnetrun" / "launchers.json"
+    cache = tmp_path / "cache" / "gasnetrun" / "launchers.tsv"
     assert "openmpi" in cache.read_text()
     write_launcher("# upgraded\n")
     job()
     assert times_asked() == 2
-    cache.write_text("{not json")
+    cache.write_text("garbage\n\0\t\n")
     job()
     assert times_asked() == 3
     job()

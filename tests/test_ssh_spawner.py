@@ -73,7 +73,7 @@ def agents_left() -> list[str]:
             argv = cmdline.read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"--agent" in argv and any(a.endswith(b"/gasnetrun") for a in argv):
+        if b"--agent" in argv and any(a.endswith(b"/gasnetrun_entry.py") for a in argv):
             found.append(cmdline.parent.name)
     return found
 

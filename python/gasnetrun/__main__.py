@@ -1,6 +1,7 @@
-"""The gasnetrun command: python/bin/gasnetrun, the `gasnetrun` console script and
-`python -m gasnetrun` all run main(). `gasnetrun --agent` is the per-host agent that gasnetrun
-itself starts on other hosts (instructions on stdin); anything else is the launcher."""
+"""The Python gasnetrun: gasnetrun_entry.py (which the compiled bin/gasnetrun hands every job
+it does not run itself), the `gasnetrun` console script and `python -m gasnetrun` all run
+main(). `--agent` first is the per-host agent that gasnetrun itself starts on other hosts
+(instructions on stdin); anything else is the launcher."""
 import sys
 
 

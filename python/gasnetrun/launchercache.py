@@ -4,10 +4,11 @@ even for --version. An entry holds for one file (path, inode, size, modification
 upgraded or replaced launcher is asked again. Any trouble with the cache (no home, read-only,
 garbage in the file) only means asking again; the file can be deleted at any time.
 
-The file: $XDG_CACHE_HOME/gasnetrun/launchers.json, else ~/.cache/gasnetrun/launchers.json."""
+The file: $XDG_CACHE_HOME/gasnetrun/launchers.tsv, else ~/.cache/gasnetrun/launchers.tsv, one
+"flavour<TAB>key" line per launcher file, oldest first. gasnetrun's compiled front reads it too
+(csrc/gasnetrun/front_command.c): a launcher not in it is a job for the Python gasnetrun."""
 from __future__ import annotations
 
-import json
 import os
 
 KEEP = 32  # entries: launchers a user switches between, with room for upgrades
@@ -20,7 +21,7 @@ def cache_file() -> str | None:
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".cache")
-    return os.path.join(base, "gasnetrun", "launchers.json")
+    return os.path.join(base, "gasnetrun", "launchers.tsv")
 
 
 def file_key(path: str) -> str | None:
@@ -28,18 +29,23 @@ def file_key(path: str) -> str | None:
         st = os.stat(path)
     except OSError:
         return None
-    return f"{os.path.realpath(path)}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}"
+    key = f"{os.path.realpath(path)}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}"
+    return None if any(c in key for c in "\t\n\r") else key  # one line per entry
 
 
 def _read(name: str) -> dict[str, str]:
     try:
         with open(name, encoding="utf-8") as f:
-            data = json.load(f)
+            lines = f.read().splitlines()
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+    entries: dict[str, str] = {}
+    for line in lines:
+        flavour, tab, key = line.partition("\t")
+        if tab and key:
+            entries.pop(key, None)
+            entries[key] = flavour
+    return entries
 
 
 def recall(path: str) -> str | None:
@@ -63,7 +69,7 @@ def remember(path: str, flavour: str) -> None:
     try:
         os.makedirs(os.path.dirname(name), mode=0o700, exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(kept, f, indent=0)
+            f.write("".join(f"{flavour}\t{key}\n" for key, flavour in kept.items()))
         os.replace(tmp, name)  # readers see the old file or the new one, never half of one
     except OSError:
         try:

@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from gasnetrun import launchercache
+from gasnetrun import _native, launchercache
 from gasnetrun.agent.ranks import SpawnError
 from gasnetrun.job import Job, RunningJob
 from gasnetrun.plan import Plan
@@ -25,17 +25,6 @@ from gasnetrun.plan import Plan
 
 class TemplateError(ValueError):
     pass
-
-
-# Variables of the caller's own session or of a launcher that started gasnetrun: never handed
-# on by name (the launcher sets its own for each rank).
-SESSION = {"SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY",
-           "DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "HOSTNAME", "HOST", "PWD", "OLDPWD",
-           "SHLVL", "_", "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "DBUS_SESSION_BUS_ADDRESS",
-           "TMUX", "TMUX_PANE", "STY", "WINDOWID", "TERM_SESSION_ID", "KRB5CCNAME", "MAIL",
-           "LOGNAME", "USER", "HOME", "SHELL", "PS1", "PROMPT_COMMAND"}
-LAUNCHER_PREFIXES = ("OMPI_", "PMIX_", "PMI_", "PRTE_", "HYDRA_", "MPIR_", "SLURM_",
-                     "SRUN_", "GASNETRUN_")
 
 
 def expand(template: str, plan: Plan, variable: str) -> list[str]:
@@ -70,9 +59,8 @@ def handed_on(plan: Plan) -> list[str]:
     knobs, else everything but the caller's session and launchers' own variables."""
     if plan.env_only:
         names = {k for k in plan.env if k in plan.exported or k.startswith("GASNET_")}
-    else:
-        names = {k for k in plan.env
-                 if k in plan.exported or (k not in SESSION and not k.startswith(LAUNCHER_PREFIXES))}
+    else:  # not the caller's session, nor a launcher's own (csrc/gasnetrun/launch_env.c)
+        names = {k for k in plan.env if k in plan.exported or _native.launch_handed_on(k)}
     return sorted(names)
 
 

@@ -144,6 +144,12 @@ def ibv_plan(nranks: int, remote_peers: int, credits_pp: int = 12, rbuf_count: i
                    int(out.depth_total), int(out.pool_bytes))
 
 
+def launch_handed_on(name: str) -> bool:
+    """Whether a site launcher is told to hand this variable on by name (not the caller's
+    session's, not a launcher's own)."""
+    return bool(_lib().gasneti_launch_handed_on(os.fsencode(name)))
+
+
 def pshm_host_bytes(host_ranks: int) -> int:
     """Shared memory the AM queues of a host with this many ranks take (the runtime's layout)."""
     return int(_lib().gasneti_pshm_host_bytes(host_ranks))

@@ -36,12 +36,11 @@ class SshSettings:
 
 
 def agent_command() -> list[str]:
-    """How to run an agent: this interpreter and this gasnetrun, by the same paths (the install
-    is expected at the same place on every host, like the program)."""
-    script = Path(sys.argv[0]).resolve()
-    if script.name != "gasnetrun":  # run as a module: find the launcher beside the package
-        script = Path(__file__).resolve().parents[3] / "bin" / "gasnetrun"
-    return [sys.executable, str(script), "--agent"]
+    """How to run an agent: this interpreter and the Python gasnetrun's entry beside this
+    package, by the same paths (the install is expected at the same place on every host, like
+    the program)."""
+    entry = Path(__file__).resolve().parents[2] / "gasnetrun_entry.py"
+    return [sys.executable, str(entry), "--agent"]
 
 
 def encode_instructions(instructions: dict[str, object]) -> bytes:
