@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +26,10 @@ rec="$FAKE_RECORD"
 readlink /proc/$PPID/exe > "$rec.parent"
 printf '%s\0' "$@" > "$rec.argv"
 env -0 > "$rec.env"
+ls /proc/$$/fd > "$rec.fds" 2>/dev/null
+while read -r key value; do  # a builtin loop: no fork under way while the shell reads it
+  case "$key" in SigIgn:|SigBlk:) echo "$key $value";; esac
+done < /proc/$$/status > "$rec.sigs"
 if [ "$FAKE_MODE" = hang ]; then
   trap 'echo INT >> "$rec.signals"' INT
   trap 'echo TERM >> "$rec.signals"; exit 143' TERM
@@ -81,11 +86,14 @@ def recorded(tmp_path: Path) -> tuple[list[str], dict[str, str], str]:
     rec = tmp_path / "rec"
     argv = rec.with_suffix(".argv").read_bytes().split(b"\0")[:-1]
     env = dict(e.split(b"=", 1) for e in rec.with_suffix(".env").read_bytes().split(b"\0") if e)
-    env.pop(b"LC_CTYPE", None)  # Python sets it for itself (PEP 538) where no locale is set
     parent = rec.with_suffix(".parent").read_text().strip()
-    for suffix in (".argv", ".env", ".parent"):
+    # What else the launcher inherited: descriptors, ignored and blocked signals.
+    env[b"<fds>"] = rec.with_suffix(".fds").read_bytes()
+    env[b"<signals>"] = rec.with_suffix(".sigs").read_bytes()
+    for suffix in (".argv", ".env", ".parent", ".fds", ".sigs"):
         rec.with_suffix(suffix).unlink()
-    return ([a.decode() for a in argv], {k.decode(): v.decode() for k, v in env.items()},
+    return ([a.decode() for a in argv],
+            {k.decode(errors="replace"): v.decode(errors="replace") for k, v in env.items()},
             parent)
 
 
@@ -108,6 +116,10 @@ CASES = {
     "marked-already": ({"GASNETRUN_SPAWNER": "ssh", "OMPI_MCA_x": "1", "SSH_TTY": "/dev/pts/9"},
                        ["-spawner=pmi"], []),
     "double-dash": ({}, ["-n", "2", "-spawner=pmi", "--"], []),
+    "program-own-double-dash": ({}, ["-spawner=pmi"], ["--", "x"]),
+    "no-locale": ({"LANG": "", "LC_ALL": "", "LC_CTYPE": ""}, ["-spawner=pmi"], []),
+    "slurm-node-ranges": ({"SLURM_JOB_ID": "9", "SLURM_JOB_NODELIST": "n[01-08,10]-ib,gpu7"},
+                          [], []),
 }
 
 
@@ -116,6 +128,8 @@ def test_the_front_gives_the_launcher_what_python_gives_it(fakes, case):
     tmp_path, env = fakes
     extra, options, args = CASES[case]
     env.update(extra)
+    for name in [k for k, v in extra.items() if v == ""]:
+        del env[name]  # "" in a case: unset
     if "-n" not in options and "-np" not in options:
         options = ["-n", "4"] + options
     argv = options + [program()] + args
@@ -152,6 +166,102 @@ def same_text(text: str) -> list[str]:
     """Output as two runs of one job can both give it: each job has its own id, and ranks
     print in any order."""
     return sorted(re.sub(r"\br[0-9]+x[0-9a-f]{6}\b", "<jobid>", text).splitlines())
+
+
+def compare_runs(tmp_path: Path, env: dict[str, str], argv: list[str], **popen) -> None:
+    """The same command through Python and through the front: the same code and output, and
+    a launcher started with the same command line and environment (by whichever ran it)."""
+    results = []
+    for cmd in (python_gasnetrun(), front()):
+        proc = subprocess.run(cmd + argv, env=env, capture_output=True, text=True, timeout=60,
+                              **popen)
+        launched = recorded(tmp_path)[:2] if (tmp_path / "rec.argv").exists() else None
+        results.append((proc.returncode, same_text(proc.stdout), same_text(proc.stderr),
+                        launched))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("path", ["plain", "not-executable", "trailing-slash", "dot",
+                                  "through-missing-dir", "percent-placeholders"])
+def test_program_paths_are_judged_as_python_judges_them(fakes, path):
+    tmp_path, env = fakes
+    where = tmp_path / ("x%M%H" if path == "percent-placeholders" else "p")
+    where.mkdir()
+    shutil.copy(program(), where / "prog")
+    if path == "not-executable":
+        (where / "prog").chmod(0o644)
+    given = {"trailing-slash": f"{where}/prog/", "dot": f"{where}/prog/.",
+             "through-missing-dir": f"{where}/missing/../prog"}.get(path, f"{where}/prog")
+    env["PMIRUN_CMD"] = "mpirun -np %N %P %A"
+    compare_runs(tmp_path, env, ["-n", "2", "-spawner=pmi", given, "a"])
+
+
+@pytest.mark.parametrize("nodelist", ["node[1-", "node[3-1]", "a,,b", "[]", "n]1[", "n[1-010]",
+                                      "n[01-1]", "n[1,]", ",n1", "n[1-2]a[3-4]"])
+def test_node_lists_python_would_refuse_go_to_python(fakes, nodelist):
+    tmp_path, env = fakes
+    env.update({"SLURM_JOB_ID": "5", "SLURM_JOB_NODELIST": nodelist})
+    compare_runs(tmp_path, env, ["-n", "2", program()])
+
+
+@pytest.mark.parametrize("blank", ["\u00a0", "\x1c", "\u2028 "])
+def test_a_slurm_job_id_python_strips_to_nothing_means_no_allocation(fakes, blank):
+    tmp_path, env = fakes
+    env["SLURM_JOB_ID"] = blank
+    run(python_gasnetrun(), env, "-n", "2", "-spawner=pmi", program())  # cache the flavour
+    recorded(tmp_path)
+    compare_runs(tmp_path, env, ["-n", "2", "-spawner=pmi", program()])
+
+
+def test_an_ident_whose_spawner_list_does_not_fit_goes_to_python(fakes):
+    tmp_path, env = fakes
+    fake = tmp_path / "truncated"
+    fake.write_text("#!/bin/sh\n# $GASNetIdent: conduit=udp spawners=" + "a" * 251 + ",pmiX $\n")
+    fake.chmod(0o755)
+    compare_runs(tmp_path, env, ["-n", "2", "-spawner=pmi", str(fake)])
+
+
+def ignoring(*signums: int):
+    def preexec() -> None:
+        for signum in signums:
+            signal.signal(signum, signal.SIG_IGN)
+    return preexec
+
+
+def test_signals_the_caller_ignores_are_not_passed_to_the_launcher(fakes):
+    tmp_path, env = fakes
+    run(python_gasnetrun(), env, "-n", "2", "-spawner=pmi", program())  # cache the flavour
+    recorded(tmp_path)
+    env["FAKE_EXIT"] = "3"
+    compare_runs(tmp_path, env, ["-n", "2", "-spawner=pmi", program()],
+                 preexec_fn=ignoring(signal.SIGINT, signal.SIGHUP, signal.SIGPIPE,
+                                     signal.SIGCHLD))
+
+
+def test_a_caller_with_stdin_and_stdout_closed_keeps_the_launchers_stderr(fakes):
+    tmp_path, env = fakes
+    run(python_gasnetrun(), env, "-n", "2", "-spawner=pmi", program())
+    recorded(tmp_path)
+    seen = []
+    for cmd in (python_gasnetrun(), front()):
+        script = (f"exec 0<&- 1>&-; exec {' '.join(cmd)} -n 2 -spawner=pmi {program()}")
+        subprocess.run(["sh", "-c", script], env=env, timeout=60, stderr=subprocess.DEVNULL)
+        seen.append(recorded(tmp_path)[1]["<fds>"].split())  # (1: the fake's own redirection)
+        assert "2" in seen[-1] and "0" not in seen[-1], (cmd, seen[-1])
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="strace is not installed")
+def test_without_close_range_no_descriptor_leaks_into_the_launcher(fakes):
+    tmp_path, env = fakes
+    run(python_gasnetrun(), env, "-n", "2", "-spawner=pmi", program())
+    recorded(tmp_path)
+    script = (f"exec 7</etc/hostname; exec strace -f -o /dev/null -e inject=close_range:error="
+              f"ENOSYS {front()[0]} -n 2 -spawner=pmi {program()}")
+    subprocess.run(["sh", "-c", script], env=env, timeout=60, check=True)
+    _, launched, parent = recorded(tmp_path)
+    assert Path(parent).name == "gasnetrun"
+    assert "7" not in launched["<fds>"].split()
 
 
 # Each goes to Python: an option or setting only Python handles, or a problem Python names.

@@ -37,6 +37,7 @@ typedef struct {
   char *launcher_path;   /* where argv[0] was found in PATH */
   gasneti_strv_t envp;   /* the launcher's environment */
   double exit_timeout;   /* GASNET_EXITTIMEOUT as the runtime computes it */
+  unsigned long descriptors; /* the soft RLIMIT_NOFILE the job needs (0: as it is) */
 } gasneti_front_job_t;
 
 /* Each returns 1 when the front can go on, 0 when the job goes to Python. */
@@ -45,7 +46,12 @@ const char *gasneti_front_env(const char *name);  /* the value, or NULL when uns
 int gasneti_front_blank(const char *text);        /* empty or ASCII white space only */
 int gasneti_front_choose_spawner(const gasneti_front_args_t *args, const char **spawner);
 int gasneti_front_check_environment(void);
-int gasneti_front_check_host(int nranks, const char **host_variable);
+int gasneti_front_check_host(int nranks, const char **host_variable,
+                             unsigned long *descriptors);
+int gasneti_front_raise_descriptors(unsigned long descriptors);
+/* Python's str.strip() would make text empty (1), would not (0), or the front cannot tell
+ * (-1: text other than printable ASCII and ASCII white space). */
+int gasneti_front_strip_empty(const char *text);
 /* shutil.which and os.path.abspath as Python's gasnetrun uses them; malloc'ed or NULL. */
 char *gasneti_front_which(const char *name);
 char *gasneti_front_abspath(const char *path);

@@ -84,6 +84,12 @@ static int plain(const char *text) {
   return 1;
 }
 
+int gasneti_front_strip_empty(const char *text) {
+  if (!text) return 1;
+  if (!plain(text)) return -1;
+  return gasneti_front_blank(text);
+}
+
 int gasneti_front_blank(const char *text) {
   if (!text) return 1;
   for (; *text; text++)
@@ -107,8 +113,7 @@ int gasneti_front_choose_spawner(const gasneti_front_args_t *args, const char **
     requested = lowered;
   }
   if (!requested) { /* chosen by the environment: the pmi spawner inside a Slurm allocation */
-    const char *job = gasneti_front_env("SLURM_JOB_ID");
-    if (!job || gasneti_front_blank(job) || !plain(job)) return 0;
+    if (gasneti_front_strip_empty(gasneti_front_env("SLURM_JOB_ID")) != 0) return 0;
     requested = "pmi";
   }
   if (strcmp(requested, "pmi") != 0 && strcmp(requested, "mpi") != 0) return 0;
@@ -166,25 +171,72 @@ int gasneti_front_check_environment(void) {
   return ok;
 }
 
-/* Hosts the job may span: only a Slurm allocation's node list (well-formed, from Slurm) is
- * left as it is; other sources are parsed by Python. The shared-memory and descriptor checks
- * assume every rank on this host: when that passes, Python's check of this host's share does. */
-int gasneti_front_check_host(int nranks, const char **host_variable) {
+/* A digit range of a node list: "7", "1-4", "01-08" (ascending; padded ends of one width). */
+static int node_range(const char *p, size_t n) {
+  const char *dash = memchr(p, '-', n);
+  size_t lo = dash ? (size_t)(dash - p) : n, hi = dash ? n - lo - 1 : 0;
+  if (lo == 0 || lo > 9 || (dash && (hi == 0 || hi > 9))) return 0;
+  if (strspn(p, "0123456789") < lo || (dash && strspn(dash + 1, "0123456789") < hi)) return 0;
+  if (!dash) return 1;
+  if (((p[0] == '0' && lo > 1) || (dash[1] == '0' && hi > 1)) && lo != hi) return 0;
+  return lo < hi || (lo == hi && memcmp(p, dash + 1, lo) <= 0);
+}
+
+/* Node lists in the form Slurm writes them: names, or a name with one bracketed group of
+ * ranges and an optional suffix ("node[1-4,7]-ib"), comma-separated. Anything else is for
+ * Python's node-set parser to judge. */
+static int node_list(const char *text) {
+  static const char name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789._-";
+  const char *p = text;
+  for (;;) {
+    size_t prefix = strspn(p, name_chars);
+    p += prefix;
+    if (*p == '[') {
+      if (prefix == 0) return 0;
+      const char *close = strchr(p, ']');
+      if (!close) return 0;
+      for (const char *r = p + 1; r < close;) {
+        const char *end = memchr(r, ',', (size_t)(close - r));
+        if (!end) end = close;
+        if (!node_range(r, (size_t)(end - r))) return 0;
+        r = end == close ? close : end + 1;
+        if (end != close && r == close) return 0; /* a trailing comma */
+      }
+      p = close + 1;
+      p += strspn(p, name_chars);
+    } else if (prefix == 0) {
+      return 0; /* an empty item */
+    }
+    if (*p == '\0') return 1;
+    if (*p != ',') return 0;
+    p++;
+  }
+}
+
+/* Hosts the job may span: only a Slurm allocation's node list is read here, and only in the
+ * forms Slurm writes; other sources are parsed by Python. The shared-memory and descriptor
+ * checks assume every rank on this host: when that passes, Python's check of this host's
+ * share does. */
+int gasneti_front_check_host(int nranks, const char **host_variable, unsigned long *descriptors) {
   static const char *const sources[] = {"GASNET_SSH_SERVERS", "GASNET_SSH_NODEFILE",
                                         "GASNET_NODEFILE", "PBS_NODEFILE", "PE_HOSTFILE",
                                         "LSB_MCPU_HOSTS", "LSB_HOSTS", "SLURM_JOB_NODELIST"};
   *host_variable = NULL;
   for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
     const char *value = gasneti_front_env(sources[i]);
-    if (!value || !plain(value)) {
-      if (value) return 0;
-      continue;
-    }
-    if (gasneti_front_blank(value)) continue;
+    int empty = gasneti_front_strip_empty(value);
+    if (empty < 0) return 0;
+    if (empty) continue;
     if (strcmp(sources[i], "SLURM_JOB_NODELIST") != 0) return 0;
-    if (value[strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                            "._-,[]")] != '\0')
-      return 0;
+    char *compact = gasneti_front_strdup(value);
+    size_t n = 0;
+    for (const char *c = value; *c; c++) /* Python removes spaces before parsing */
+      if (*c != ' ') compact[n++] = *c;
+    compact[n] = '\0';
+    int ok = node_list(compact);
+    free(compact);
+    if (!ok) return 0;
     *host_variable = sources[i];
     break;
   }
@@ -205,12 +257,17 @@ int gasneti_front_check_host(int nranks, const char **host_variable) {
   struct rlimit lim;
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
   rlim_t needed = (rlim_t)nranks * (*host_variable ? 4 : 2) + 64;
+  *descriptors = 0;
   if (needed <= lim.rlim_cur) return 1;
-  if (*host_variable) return 0;
-  rlim_t target = lim.rlim_max == RLIM_INFINITY ? needed
-                  : needed > lim.rlim_max       ? lim.rlim_max
-                                                : needed;
-  struct rlimit raised = {target, lim.rlim_max};
-  if (target < needed || setrlimit(RLIMIT_NOFILE, &raised) != 0) return 0;
+  if (*host_variable || (lim.rlim_max != RLIM_INFINITY && needed > lim.rlim_max)) return 0;
+  *descriptors = (unsigned long)needed;
   return 1;
+}
+
+int gasneti_front_raise_descriptors(unsigned long descriptors) {
+  struct rlimit lim;
+  if (descriptors == 0) return 1;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  lim.rlim_cur = (rlim_t)descriptors;
+  return setrlimit(RLIMIT_NOFILE, &lim) == 0;
 }

@@ -81,11 +81,15 @@ static int cached_flavour(const char *path, char *flavour, size_t len) {
     size_t cap = 0;
     ssize_t n;
     while ((n = getline(&line, &cap, f)) > 0) {
+      for (ssize_t i = 0; i < n; i++)
+        if ((unsigned char)line[i] >= 0x80) found = -1; /* UTF-8 Python may not take */
+      if (found < 0) break;
       if (line[n - 1] == '\n') line[--n] = '\0';
       char *tab = strchr(line, '\t');
-      if (!tab || strcmp(tab + 1, key) != 0 || (size_t)(tab - line) >= len) continue;
-      memcpy(flavour, line, (size_t)(tab - line));
-      flavour[tab - line] = '\0';
+      if (!tab || strcmp(tab + 1, key) != 0) continue;
+      size_t fl = (size_t)(tab - line) < len ? (size_t)(tab - line) : 0; /* too long: none */
+      memcpy(flavour, line, fl);
+      flavour[fl] = '\0';
       found = 1; /* the last line for a key is the newest */
     }
     free(line);
@@ -93,7 +97,7 @@ static int cached_flavour(const char *path, char *flavour, size_t len) {
     fclose(f);
   }
   free(real);
-  return found;
+  return found > 0;
 }
 
 static int given(const gasneti_strv_t *argv, const char *word, int prefix) {
@@ -181,11 +185,10 @@ int gasneti_front_build_command(gasneti_front_job_t *job, char **args, int nargs
   int pmi = strcmp(job->spawner, "pmi") == 0;
   const char *variable = pmi ? "PMIRUN_CMD" : "MPIRUN_CMD";
   const char *template = gasneti_front_env(variable);
-  if (!template || gasneti_front_blank(template)) {
-    const char *slurm = gasneti_front_env("SLURM_JOB_ID");
-    template = pmi && slurm && !gasneti_front_blank(slurm) ? "srun --mpi=pmix -n %N %C"
-                                                            : "mpirun -np %N %C";
-  }
+  int unset = gasneti_front_strip_empty(template);
+  int no_slurm = gasneti_front_strip_empty(gasneti_front_env("SLURM_JOB_ID"));
+  if (unset < 0 || no_slurm < 0) return 0;
+  if (unset) template = pmi && !no_slurm ? "srun --mpi=pmix -n %N %C" : "mpirun -np %N %C";
   if (!expand(template, job, args, nargs)) return 0;
   job->launcher_path = gasneti_front_which(job->argv.v[0]);
   char flavour[32];

@@ -87,8 +87,8 @@ static int find_ident(const char *data, size_t size, const char **text, size_t *
   return 0;
 }
 
-/* key=value words; a later word wins, as in ident.py's dict. */
-static void field(const char *text, size_t len, const char *key, char *out, size_t outlen) {
+/* key=value words; a later word wins, as in ident.py's dict. 0 when a value does not fit. */
+static int field(const char *text, size_t len, const char *key, char *out, size_t outlen) {
   size_t kl = strlen(key);
   for (size_t i = 0; i < len;) {
     while (i < len && text[i] == ' ') i++;
@@ -96,11 +96,12 @@ static void field(const char *text, size_t len, const char *key, char *out, size
     while (i < len && text[i] != ' ') i++;
     if (i - start > kl && strncmp(text + start, key, kl) == 0 && text[start + kl] == '=') {
       size_t vl = i - start - kl - 1;
-      if (vl >= outlen) vl = outlen - 1;
+      if (vl >= outlen) return 0;
       memcpy(out, text + start + kl + 1, vl);
       out[vl] = '\0';
     }
   }
+  return 1;
 }
 
 int gasneti_front_read_ident(const char *path, gasneti_front_ident_t *out) {
@@ -116,9 +117,8 @@ int gasneti_front_read_ident(const char *path, gasneti_front_ident_t *out) {
       if (find_ident(data, (size_t)st.st_size, &text, &len)) {
         strcpy(out->conduit, "?");
         out->spawners[0] = '\0';
-        field(text, len, "conduit", out->conduit, sizeof out->conduit);
-        field(text, len, "spawners", out->spawners, sizeof out->spawners);
-        found = 1;
+        found = field(text, len, "conduit", out->conduit, sizeof out->conduit) &&
+                field(text, len, "spawners", out->spawners, sizeof out->spawners);
       }
       munmap(data, (size_t)st.st_size);
     }

@@ -2,8 +2,10 @@
  * (launchers.LauncherRun, job.Job): in its own session, ended with gasnetrun (parent-death
  * signal, so a kill -9 of gasnetrun leaves nothing), signals forwarded under the exit policy
  * of csrc/core/exit, and the job's code from the launcher's, or 128+signal when interrupted. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,21 +61,54 @@ static void on_signal(launcher_t *l, int signum) {
   act(l);
 }
 
-static void on_child(int signum) { (void)signum; } /* SIGCHLD is taken by sigtimedwait */
+/* Taken by sigtimedwait; a handler (not SIG_IGN, which a caller such as nohup may have left)
+ * so that every one of them is seen, as the Python gasnetrun's handlers see them. */
+static void taken(int signum) { (void)signum; }
+
+/* The child keeps only 0, 1 and 2 (and the pipe that reports a failed exec), as Python's
+ * Popen does. */
+static void close_other_descriptors(int keep) {
+  if (close_range(3, (unsigned)keep - 1, 0) == 0 && close_range((unsigned)keep + 1, ~0U, 0) == 0)
+    return;
+  DIR *dir = opendir("/proc/self/fd"); /* close_range is missing (kernels before 5.9) */
+  if (!dir) return;
+  int own = dirfd(dir);
+  for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+    int fd = atoi(e->d_name);
+    if (fd > 2 && fd != keep && fd != own) close(fd);
+  }
+  closedir(dir);
+}
+
+/* A pipe end numbered 3 or more: with 0, 1 or 2 closed by the caller, pipe2 would hand those
+ * out, and the child would then close what should be its stderr. */
+static int above_stdio(int fd) {
+  if (fd > 2) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  close(fd);
+  return moved;
+}
 
 /* Starts the launcher; -1 with the message printed when it cannot run. */
 static pid_t start(gasneti_front_job_t *job, const sigset_t *unblocked) {
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) return -1;
+  report[0] = above_stdio(report[0]);
+  report[1] = above_stdio(report[1]);
+  if (report[0] < 0 || report[1] < 0) return -1;
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
     setsid(); /* a terminal's Ctrl-C reaches it once, through gasnetrun */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(128 + SIGTERM); /* gasnetrun is already gone */
-    if (report[1] > 3) close_range(3, (unsigned)report[1] - 1, 0);
-    close_range((unsigned)report[1] + 1, ~0U, 0);
-    signal(SIGCHLD, SIG_DFL);
+    close_other_descriptors(report[1]);
+    /* What Python's Popen gives a child: its handled signals and SIGPIPE/SIGXFSZ at their
+     * defaults, whatever the caller ignored; SIGCHLD too, since the launcher waits for its
+     * own children. */
+    static const int reset[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+                                SIGPIPE, SIGXFSZ, SIGCHLD};
+    for (size_t i = 0; i < sizeof reset / sizeof reset[0]; i++) signal(reset[i], SIG_DFL);
     sigprocmask(SIG_SETMASK, unblocked, NULL);
     execve(job->launcher_path, job->argv.v, job->envp.v);
     int err = errno;
@@ -97,11 +132,13 @@ static pid_t start(gasneti_front_job_t *job, const sigset_t *unblocked) {
 }
 
 int gasneti_front_supervise(gasneti_front_job_t *job) {
-  static const int taken[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD};
+  static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD};
   sigset_t set, old;
   sigemptyset(&set);
-  for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) sigaddset(&set, taken[i]);
-  signal(SIGCHLD, on_child);
+  for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+    sigaddset(&set, forwarded[i]);
+    signal(forwarded[i], taken);
+  }
   sigprocmask(SIG_BLOCK, &set, &old);
   launcher_t l = {0};
   if (!gasneti_exit_policy_init(&l.policy, job->nranks, job->exit_timeout)) return 1;

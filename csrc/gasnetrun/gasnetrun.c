@@ -57,9 +57,8 @@ static int plan(int argc, char **argv, gasneti_front_job_t *job) {
   if (!gasneti_front_choose_spawner(&args, &job->spawner)) return 0;
   if (!gasneti_front_check_environment()) return 0;
   const char *host_variable = NULL;
-  if (!gasneti_front_check_host(job->nranks, &host_variable)) return 0;
-  const char *given = argv[args.program];
-  char *found = strchr(given, '/') ? gasneti_front_strdup(given) : gasneti_front_which(given);
+  if (!gasneti_front_check_host(job->nranks, &host_variable, &job->descriptors)) return 0;
+  char *found = gasneti_front_which(argv[args.program]); /* there, executable, not a directory */
   if (!found) return 0;
   job->program = gasneti_front_abspath(found);
   free(found);
@@ -76,19 +75,12 @@ static int plan(int argc, char **argv, gasneti_front_job_t *job) {
 
 int main(int argc, char **argv) {
   gasneti_front_job_t job = {0};
-  int code;
-  if (plan(argc, argv, &job)) {
-    code = gasneti_front_supervise(&job);
-  } else {
-    gasneti_strv_free(&job.argv);
-    gasneti_strv_free(&job.envp);
-    free(job.program);
-    free(job.launcher_path);
-    return hand_to_python(argc, argv);
-  }
+  /* The descriptor limit is raised only for a job the front runs: Python does its own. */
+  int mine = plan(argc, argv, &job) && gasneti_front_raise_descriptors(job.descriptors);
+  int code = mine ? gasneti_front_supervise(&job) : 0;
   gasneti_strv_free(&job.argv);
   gasneti_strv_free(&job.envp);
   free(job.program);
   free(job.launcher_path);
-  return code;
+  return mine ? code : hand_to_python(argc, argv);
 }

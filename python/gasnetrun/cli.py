@@ -42,12 +42,18 @@ class UsageError(Exception):
 
 def normalize(argv: list[str]) -> list[str]:
     """Rewrites launcher options (never the program's own arguments) to argparse's spelling."""
+    return split_options(argv)[0]
+
+
+def split_options(argv: list[str]) -> tuple[list[str], int]:
+    """normalize()'s work, and where the first word that is not gasnetrun's starts in its
+    result (the program, or a '--' before it)."""
     out: list[str] = []
     i = 0
     while i < len(argv):
         token = argv[i]
         if token == "--" or not token.startswith("-") or token == "-":
-            return out + argv[i:]
+            return out + argv[i:], len(out)
         m = re.match(r"^-([A-Za-z][\w-]+)(=.*)?$", token)
         if m and m.group(1) in SINGLE_DASH_LONG:
             token = SINGLE_DASH_LONG[m.group(1)] + (m.group(2) or "")
@@ -59,7 +65,16 @@ def normalize(argv: list[str]) -> list[str]:
             out += argv[i + 1:i + 3]
             i += 2
         i += 1
-    return out
+    return out, len(out)
+
+
+def program_arguments(words: list[str], start: int, program: str) -> list[str] | None:
+    """The program's arguments exactly as given (argparse drops a '--' right after the
+    program, which is the program's to see), or None when the program is not at start."""
+    tail = words[start:]
+    if tail[:1] == ["--"]:
+        tail = tail[1:]
+    return tail[1:] if tail[:1] == [program] else None
 
 
 def rank_count(text: str) -> int:
@@ -248,7 +263,12 @@ def usage_error(parser: argparse.ArgumentParser, message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(normalize(sys.argv[1:] if argv is None else argv))
+    words, start = split_options(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(words)
+    if args.program is not None:
+        verbatim = program_arguments(words, start, args.program)
+        if verbatim is not None:
+            args.args = verbatim
     if args.knobs is not None:
         return (knobdocs.print_knob(args.knobs, args.json) if args.knobs
                 else knobdocs.print_knobs(args.json))

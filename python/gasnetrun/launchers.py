@@ -38,16 +38,20 @@ def expand(template: str, plan: Plan, variable: str) -> list[str]:
                                                       for w in words):
         raise TemplateError(f"{variable}='{template}' must contain %N (the number of ranks) "
                             "and %C (or %P and %A: the program and its arguments)")
+    values = {"%N": str(plan.nranks), "%P": plan.program, "%M": str(len(plan.hosts)),
+              "%H": host_counts(plan)}
     out: list[str] = []
     for word in words:
         if word == "%C":
             out += plan.argv
         elif word == "%A":
             out += plan.args
-        else:
-            out.append(word.replace("%N", str(plan.nranks)).replace("%P", plan.program)
-                       .replace("%M", str(len(plan.hosts))).replace("%H", host_counts(plan)))
+        else:  # one pass: a placeholder's value (a program path with '%M' in it) stays as it is
+            out.append(PLACEHOLDER.sub(lambda m: values[m.group(0)], word))
     return out
+
+
+PLACEHOLDER = re.compile(r"%[NPMH]")
 
 
 def host_counts(plan: Plan) -> str:
@@ -173,6 +177,10 @@ class LauncherRun:
         if not shutil.which(argv[0]):  # said by us, not by setpriv
             raise SpawnError(f"cannot run {argv[0]}: no such executable "
                              f"({'not on PATH' if '/' not in argv[0] else 'not there'})")
+        # A caller that ignores SIGCHLD (nohup, some shells' background jobs) would make the
+        # launcher's end invisible here, and ignored in the launcher, whose own children it is.
+        if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if setpriv:
             argv = [setpriv, "--pdeathsig", "TERM", "--", *argv]
         else:
