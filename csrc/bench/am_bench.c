@@ -164,7 +164,8 @@ int main(int argc, char **argv) {
       {0, (void (*)())mix_ack}};
   size_t maxmed = gasnet_AMMaxMedium();
   /* Segment: MaxMedium bytes of Long payload, then a page for the line ping-pong. */
-  if (gasnet_attach(table, 13, 2 * GASNET_PAGESIZE + maxmed, 0) != GASNET_OK) gasnet_exit(1);
+  size_t pages = (maxmed + GASNET_PAGESIZE - 1) / GASNET_PAGESIZE; /* udp's is not whole pages */
+  if (gasnet_attach(table, 13, (2 + pages) * GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
   h_ping_s = table[0].index, h_pong_s = table[1].index, h_ping_m = table[2].index;
   h_pong_m = table[3].index, h_ping_l = table[4].index, h_pong_l = table[5].index;
   h_flood = table[6].index, h_flood_ack = table[7].index, h_stop = table[8].index;

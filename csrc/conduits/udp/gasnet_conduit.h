@@ -11,8 +11,11 @@
 #define GASNET_CORE_VERSION 1.0
 
 /* Between hosts, Medium and Long payloads larger than a datagram travel in pieces (reassembled,
- * or copied into the target segment, before the handler runs); in a supernode, through PSHM. */
-#define GASNETC_MAX_MEDIUM 65536
+ * or copied into the target segment, before the handler runs); in a supernode, through PSHM.
+ * The largest Medium fits one loopback datagram (65507 bytes) with its headers and 16
+ * arguments: a get into memory outside the segment (Medium replies) then needs no
+ * reassembly copy where datagrams are that large. */
+#define GASNETC_MAX_MEDIUM 65024
 #define GASNETC_MAX_LONG (4u * 1024 * 1024)
 
 #endif

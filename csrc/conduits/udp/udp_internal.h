@@ -27,6 +27,20 @@ uint8_t *udp_pool_get(udp_pool_t *p);             /* NULL when empty */
 void udp_pool_ref(udp_pool_t *p, const void *anywhere);
 void udp_pool_put(udp_pool_t *p, const void *anywhere);
 
+/* A data packet whose last message's payload is sent from where it lies (a GASNETI_AM_STABLE
+ * Long piece of at least UDP_EXT_MIN bytes) instead of being copied into the packet: where it
+ * is, kept in the block's last bytes, which no datagram reaches (at most 65507 bytes). */
+typedef struct {
+  const void *ext;   /* NULL: the whole datagram is in the block */
+  uint32_t ext_len;  /* payload bytes at ext; zeros pad the datagram to its length after them */
+  uint32_t head_len; /* bytes of the datagram in the block, before the payload */
+} udp_tail_t;
+enum { UDP_TAIL_AT = UDP_BLOCK - 24, UDP_EXT_MIN = 2048 };
+_Static_assert(UDP_TAIL_AT >= 65507 && UDP_TAIL_AT % 8 == 0, "tail after every datagram");
+static inline udp_tail_t *udp_tail(void *block) {
+  return (udp_tail_t *)((uint8_t *)block + UDP_TAIL_AT);
+}
+
 /* ---- one queued packet awaiting delivery ---- */
 typedef struct {
   uint8_t *data;
@@ -99,7 +113,8 @@ static inline void udp_lock_drop(void) {
 double udp_now(void);
 
 /* udp_send.c (callers hold udp_lock unless said otherwise) */
-void udp_queue_out(int peer, const void *buf, uint32_t len);
+void udp_queue_out(int peer, const void *buf, uint32_t len);  /* a control datagram */
+void udp_queue_data(int peer, void *block, uint32_t len);      /* a data packet (its tail) */
 void udp_flush_peer(int peer, bool force);
 void udp_flush_all(void);            /* open packets, acknowledgements, hidden credit returns */
 /* Acknowledgements wait this long for a data packet to ride on (a second packet: none). */

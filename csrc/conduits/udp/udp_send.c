@@ -39,7 +39,18 @@ void udp_send_now(void) {
 
 void udp_queue_out(int peer, const void *buf, uint32_t len) {
   if (udp.nout == udp.outcap) udp_send_now();
-  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].addr, buf, len};
+  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].addr, buf, len, len, NULL, 0};
+}
+
+void udp_queue_data(int peer, void *block, uint32_t len) {
+  const udp_tail_t *t = udp_tail(block);
+  if (!t->ext) {
+    udp_queue_out(peer, block, len);
+    return;
+  }
+  if (udp.nout == udp.outcap) udp_send_now();
+  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].addr, block, len, t->head_len, t->ext,
+                                    t->ext_len};
 }
 
 static void fill_header(udp_pkt_hdr_t *h, int peer, int type) {
@@ -63,7 +74,7 @@ void udp_release(void *ctx, void *buf) {
 void udp_resend(void *ctx, void *buf, uint32_t len) {
   int peer = (int)(intptr_t)ctx;
   fill_header(buf, peer, UDP_DATA);
-  udp_queue_out(peer, buf, len);
+  udp_queue_data(peer, buf, len); /* a payload sent from where it lies is still there */
 }
 
 /* ---- data packets ------------------------------------------------------------------------- */
@@ -74,6 +85,7 @@ static bool open_packet(int peer) {
   if (!buf) return false;
   udp.in_flight++; /* counted from now: the window check above stays true until the flush */
   memset(buf, 0, sizeof(udp_pkt_hdr_t));
+  *udp_tail(buf) = (udp_tail_t){0};
   p->open = buf;
   p->open_len = sizeof(udp_pkt_hdr_t);
   udp_mark_dirty(peer);
@@ -89,7 +101,7 @@ void udp_flush_peer(int peer, bool force) {
   fill_header(h, peer, UDP_DATA);
   h->credits = (uint16_t)gasneti_credit_collect(&udp.credits, peer);
   h->seq = gasnetc_rel_send(&p->rel, p->open, p->open_len, udp_now(), &udp.timeouts);
-  udp_queue_out(peer, p->open, p->open_len);
+  udp_queue_data(peer, p->open, p->open_len);
   if (udp.next_check < 0) udp.next_check = udp_now() + p->rel.rto;
   activate(peer);
   p->sent_data = true;
@@ -150,8 +162,10 @@ typedef struct {
   uint32_t off; /* payload bytes already placed */
 } progress_t;
 
+/* Appends one message; a payload sent from where it lies (external) ends its packet, which
+ * this then sends. */
 static void append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, bool with_args,
-                   uint32_t chunk, const uint8_t *payload, uint64_t dst) {
+                   uint32_t chunk, const uint8_t *payload, uint64_t dst, bool external) {
   udp_peer_t *p = &udp.peers[peer];
   udp_msg_hdr_t *m = (udp_msg_hdr_t *)(p->open + p->open_len);
   int nargs = with_args ? am->nargs : 0;
@@ -161,9 +175,16 @@ static void append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, 
   uint8_t *at = (uint8_t *)(m + 1);
   if (nargs) memcpy(at, am->args, 4u * (uint32_t)nargs);
   at += udp_args_bytes(nargs);
-  if (chunk) memcpy(at, payload, chunk);
+  if (external) *udp_tail(p->open) = (udp_tail_t){payload, chunk, (uint32_t)(at - p->open)};
+  else if (chunk) memcpy(at, payload, chunk);
   p->open_len += udp_msg_bytes(nargs, chunk);
   ((udp_pkt_hdr_t *)p->open)->nmsgs++;
+  if (external) udp_flush_peer(peer, false);
+}
+
+/* A payload (piece) whose source stays as it is until acknowledged goes from there. */
+static bool external(const gasneti_am_t *am, uint32_t chunk) {
+  return (am->flags & GASNETI_AM_STABLE) && chunk >= UDP_EXT_MIN;
 }
 
 /* Places as much of the AM as window and buffers allow; true once all of it is placed. */
@@ -180,7 +201,7 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
       uint8_t flags = 0;
       uint64_t dst = am->dst;
       if (am->category == GASNETI_AM_LONG && left) flags = GASNETI_AM_TAIL;
-      append(peer, am, reply, flags, true, left, src + pr->off, dst);
+      append(peer, am, reply, flags, true, left, src + pr->off, dst, external(am, left));
       pr->off = total;
       return true;
     }
@@ -192,9 +213,11 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
     }
     if (piece > left) piece = left;
     if (am->category == GASNETI_AM_LONG)
-      append(peer, am, reply, GASNETI_AM_FRAG, false, piece, src + pr->off, am->dst + pr->off);
+      append(peer, am, reply, GASNETI_AM_FRAG, false, piece, src + pr->off, am->dst + pr->off,
+             external(am, piece));
     else
-      append(peer, am, reply, UDP_MSG_MEDPART, false, piece, src + pr->off, 0);
+      append(peer, am, reply, UDP_MSG_MEDPART, false, piece, src + pr->off, 0,
+             external(am, piece));
     pr->off += piece;
     udp_flush_peer(peer, false); /* this datagram is full */
   }

@@ -140,12 +140,27 @@ static int gso_run(const udp_out_t *out, int i, int n) {
   return j - i;
 }
 
+/* A datagram as up to 3 pieces: what is at buf, the payload sent from where it lies (the
+ * kernel copies it straight from there), and the zeros that pad it. */
+enum { MAX_PIECES = 3 };
+static int pieces(const udp_out_t *o, struct iovec *iov) {
+  static const uint8_t zeros[8];
+  iov[0] = (struct iovec){(void *)o->buf, o->head};
+  if (!o->ext) return 1;
+  iov[1] = (struct iovec){(void *)o->ext, o->ext_len};
+  uint32_t pad = o->len - o->head - o->ext_len;
+  if (!pad) return 2;
+  iov[2] = (struct iovec){(void *)zeros, pad};
+  return 3;
+}
+
 static void send_gso(udp_sock_t *s, const udp_out_t *out, int count) {
-  struct iovec iov[MAX_GSO_SEGMENTS];
-  for (int k = 0; k < count; k++) iov[k] = (struct iovec){(void *)out[k].buf, out[k].len};
+  struct iovec iov[MAX_PIECES * MAX_GSO_SEGMENTS];
+  size_t niov = 0;
+  for (int k = 0; k < count; k++) niov += (size_t)pieces(&out[k], &iov[niov]);
   char control[CMSG_SPACE(sizeof(uint16_t))] = {0};
   struct msghdr msg = {.msg_name = (void *)out[0].to, .msg_namelen = sizeof *out[0].to,
-                       .msg_iov = iov, .msg_iovlen = (size_t)count, .msg_control = control,
+                       .msg_iov = iov, .msg_iovlen = niov, .msg_control = control,
                        .msg_controllen = sizeof control};
   struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = IPPROTO_UDP;
@@ -161,7 +176,7 @@ static void send_gso(udp_sock_t *s, const udp_out_t *out, int count) {
 
 void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n) {
   struct mmsghdr msgs[BATCH];
-  struct iovec iov[BATCH];
+  struct iovec iov[MAX_PIECES * BATCH];
   int i = 0;
   while (i < n) {
     int run = s->gso ? gso_run(out, i, n) : 1;
@@ -172,19 +187,22 @@ void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n) {
     }
     int m = 0;
     while (i < n && m < BATCH && (!s->gso || gso_run(out, i, n) == 1)) {
-      iov[m] = (struct iovec){(void *)out[i].buf, out[i].len};
+      struct iovec *own = &iov[MAX_PIECES * m];
+      int count = pieces(&out[i], own);
       msgs[m] = (struct mmsghdr){.msg_hdr = {.msg_name = (void *)out[i].to,
                                              .msg_namelen = sizeof *out[i].to,
-                                             .msg_iov = &iov[m], .msg_iovlen = 1}};
+                                             .msg_iov = own, .msg_iovlen = (size_t)count}};
       m++, i++;
     }
     int sent = 0;
     while (sent < m) {
       /* A lone datagram (a round trip's) goes by sendto, which is cheaper than a batch of one. */
-      int r = m - sent == 1
-                  ? (sendto(s->fd, iov[sent].iov_base, iov[sent].iov_len, 0,
-                            msgs[sent].msg_hdr.msg_name, msgs[sent].msg_hdr.msg_namelen) < 0 ? -1 : 1)
-                  : sendmmsg(s->fd, msgs + sent, (unsigned)(m - sent), 0);
+      const struct msghdr *one = &msgs[sent].msg_hdr;
+      int r = m - sent > 1 ? sendmmsg(s->fd, msgs + sent, (unsigned)(m - sent), 0)
+              : one->msg_iovlen == 1
+                  ? (sendto(s->fd, one->msg_iov[0].iov_base, one->msg_iov[0].iov_len, 0,
+                            one->msg_name, one->msg_namelen) < 0 ? -1 : 1)
+                  : (sendmsg(s->fd, one, 0) < 0 ? -1 : 1);
       if (r > 0) {
         sent += r;
       } else if (r < 0 && errno == EINTR) {

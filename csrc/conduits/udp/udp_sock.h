@@ -27,7 +27,10 @@ void udp_sock_close(udp_sock_t *s);
 typedef struct {
   const struct sockaddr_in *to;
   const void *buf;
-  uint32_t len;
+  uint32_t len;     /* the whole datagram */
+  uint32_t head;    /* bytes at buf: all of it, unless the rest is elsewhere (ext) */
+  const void *ext;  /* the rest: ext_len bytes here, then zeros up to len */
+  uint32_t ext_len;
 } udp_out_t;
 
 /* Sends every datagram (best effort: a datagram the kernel refuses is as good as lost, and the

@@ -34,6 +34,10 @@ enum {
 enum {
   GASNETI_AM_FRAG = 0x1,
   GASNETI_AM_TAIL = 0x2,
+  /* Sender's side only: the payload stays valid and unchanged until the receiver has
+   * acknowledged it (a blocking or bulk put's source, the memory a get reply comes from), so
+   * a conduit may send straight from it, and again from it, instead of copying it first. */
+  GASNETI_AM_STABLE = 0x4,
 };
 
 /* One message, as the core asks a conduit to send it and as a conduit delivers it. */
@@ -76,5 +80,12 @@ void gasneti_am_request_internal(gasnet_node_t dest, gasnet_handler_t handler, i
 void gasneti_am_reply_internal(gasnet_token_t token, gasnet_handler_t handler, int category,
                                const void *src, size_t nbytes, void *dst, int nargs,
                                const gasnet_handlerarg_t *args);
+/* Mediums and Longs whose payload is GASNETI_AM_STABLE. */
+void gasneti_am_request_stable(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                               const void *src, size_t nbytes, void *dst, int nargs,
+                               const gasnet_handlerarg_t *args);
+void gasneti_am_reply_stable(gasnet_token_t token, gasnet_handler_t handler, int category,
+                             const void *src, size_t nbytes, void *dst, int nargs,
+                             const gasnet_handlerarg_t *args);
 
 #endif

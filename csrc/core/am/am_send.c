@@ -107,8 +107,9 @@ ALWAYS_INLINE void to_conduit(gasnet_node_t dest, gasneti_token_t *reply_to,
 static void to_conduit_long(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
   const uint8_t *src = am->payload;
   size_t max = gasnetc_long_chunk, off = 0;
+  uint8_t stable = am->flags & GASNETI_AM_STABLE;
   while (am->nbytes - off > max) {
-    gasneti_am_t frag = {.category = GASNETI_AM_LONG, .flags = GASNETI_AM_FRAG,
+    gasneti_am_t frag = {.category = GASNETI_AM_LONG, .flags = GASNETI_AM_FRAG | stable,
                          .nbytes = am->nbytes, .chunk = (uint32_t)max, .payload = src + off,
                          .dst = am->dst + off};
     to_conduit(dest, reply_to, &frag);
@@ -116,7 +117,7 @@ static void to_conduit_long(gasnet_node_t dest, gasneti_token_t *reply_to, gasne
   }
   am->chunk = (uint32_t)(am->nbytes - off);
   am->payload = src + off;
-  am->flags = am->chunk ? GASNETI_AM_TAIL : 0;
+  am->flags = (uint8_t)((am->chunk ? GASNETI_AM_TAIL : 0) | stable);
   to_conduit(dest, reply_to, am);
 }
 
@@ -140,9 +141,9 @@ ALWAYS_INLINE void route(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_
 
 ALWAYS_INLINE void send_am(gasnet_node_t dest, gasneti_token_t *reply_to, int category,
                     gasnet_handler_t handler, const void *src, size_t nbytes, void *dst,
-                    int nargs, const gasnet_handlerarg_t *args) {
+                    int nargs, const gasnet_handlerarg_t *args, uint8_t flags) {
   gasneti_am_t am = {.category = (uint8_t)category, .handler = handler, .nargs = (uint8_t)nargs,
-                     .nbytes = (uint32_t)nbytes, .args = args, .payload = src,
+                     .flags = flags, .nbytes = (uint32_t)nbytes, .args = args, .payload = src,
                      .dst = (uint64_t)(uintptr_t)dst};
   if (category == GASNETI_AM_MEDIUM) am.chunk = (uint32_t)nbytes;
   route(dest, reply_to, &am);
@@ -154,20 +155,32 @@ static const char *const request_names[] = {"gasnet_AMRequestShort", "gasnet_AMR
 static const char *const reply_names[] = {"gasnet_AMReplyShort", "gasnet_AMReplyMedium",
                                           "gasnet_AMReplyLong"};
 
+ALWAYS_INLINE void request_flags(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                                 const void *src, size_t nbytes, void *dst, int nargs,
+                                 const gasnet_handlerarg_t *args, uint8_t flags) {
+  check_request(request_names[category], dest, nargs);
+  check_payload(request_names[category], category, dest, nbytes, dst);
+  send_am(dest, NULL, category, handler, src, nbytes, dst, nargs, args, flags);
+}
+
 ALWAYS_INLINE void request(gasnet_node_t dest, gasnet_handler_t handler, int category,
                            const void *src, size_t nbytes, void *dst, int nargs,
                            const gasnet_handlerarg_t *args) {
-  check_request(request_names[category], dest, nargs);
-  check_payload(request_names[category], category, dest, nbytes, dst);
-  send_am(dest, NULL, category, handler, src, nbytes, dst, nargs, args);
+  request_flags(dest, handler, category, src, nbytes, dst, nargs, args, 0);
+}
+
+ALWAYS_INLINE void reply_flags(gasnet_token_t token, gasnet_handler_t handler, int category,
+                               const void *src, size_t nbytes, void *dst, int nargs,
+                               const gasnet_handlerarg_t *args, uint8_t flags) {
+  gasneti_token_t *tok = check_reply(reply_names[category], token, nargs);
+  check_payload(reply_names[category], category, tok->src, nbytes, dst);
+  send_am(tok->src, tok, category, handler, src, nbytes, dst, nargs, args, flags);
 }
 
 ALWAYS_INLINE void reply(gasnet_token_t token, gasnet_handler_t handler, int category,
                          const void *src, size_t nbytes, void *dst, int nargs,
                          const gasnet_handlerarg_t *args) {
-  gasneti_token_t *tok = check_reply(reply_names[category], token, nargs);
-  check_payload(reply_names[category], category, tok->src, nbytes, dst);
-  send_am(tok->src, tok, category, handler, src, nbytes, dst, nargs, args);
+  reply_flags(token, handler, category, src, nbytes, dst, nargs, args, 0);
 }
 
 void gasneti_am_request_internal(gasnet_node_t dest, gasnet_handler_t handler, int category,
@@ -188,6 +201,26 @@ void gasneti_am_reply_internal(gasnet_token_t token, gasnet_handler_t handler, i
     case GASNETI_AM_MEDIUM: reply(token, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args); break;
     default: reply(token, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args);
   }
+}
+
+void gasneti_am_request_stable(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                               const void *src, size_t nbytes, void *dst, int nargs,
+                               const gasnet_handlerarg_t *args) {
+  if (category == GASNETI_AM_MEDIUM)
+    request_flags(dest, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args,
+                  GASNETI_AM_STABLE);
+  else
+    request_flags(dest, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args, GASNETI_AM_STABLE);
+}
+
+void gasneti_am_reply_stable(gasnet_token_t token, gasnet_handler_t handler, int category,
+                             const void *src, size_t nbytes, void *dst, int nargs,
+                             const gasnet_handlerarg_t *args) {
+  if (category == GASNETI_AM_MEDIUM)
+    reply_flags(token, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args,
+                GASNETI_AM_STABLE);
+  else
+    reply_flags(token, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args, GASNETI_AM_STABLE);
 }
 
 /* ---- the client's entry points (gasnet_am_macros.h) ---------------------------------------- */

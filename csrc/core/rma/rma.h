@@ -64,9 +64,10 @@ static inline void gasneti_target_add(gasneti_target_t *t) {
 }
 /* Blocking: waits. NB: the handle, or GASNET_INVALID_HANDLE when already complete. */
 gasnet_handle_t gasneti_target_close(gasneti_target_t *t, int kind);
-/* A put over AMs (Long requests, pipelined) whose chunks complete on this counter. */
+/* A put over AMs (Long requests, pipelined) whose chunks complete on this counter; stable:
+ * src stays unchanged until they complete (GASNETI_AM_STABLE). */
 void gasneti_put_am_counted(gasnet_node_t node, void *dest, const void *src, size_t n,
-                            _Atomic int64_t *counter);
+                            _Atomic int64_t *counter, bool stable);
 /* A get over AMs whose chunks complete on this counter (value gets count on their op). */
 void gasneti_get_am_counted(void *dest, gasnet_node_t node, const void *src, size_t n,
                             _Atomic int64_t *counter);

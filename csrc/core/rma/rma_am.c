@@ -73,14 +73,15 @@ static void get_handler(gasnet_token_t t, gasnet_handlerarg_t slo, gasnet_handle
     gasneti_word_t w = gasneti_word_load(src, (size_t)n);
     gasneti_am_reply_internal(t, GASNETI_HANDLER_GET_WORD, GASNETI_AM_SHORT, NULL, 0, NULL, 7,
                               (gasnet_handlerarg_t[]){WORD_ARGS(w), n, dlo, dhi, clo, chi});
-  } else if (how == GET_LONG)
-    gasneti_am_reply_internal(t, GASNETI_HANDLER_GET_LONG, GASNETI_AM_LONG, src,
-                              (size_t)(uint32_t)n, ARGS_PTR(dlo, dhi), 2,
-                              (gasnet_handlerarg_t[]){clo, chi});
-  else
-    gasneti_am_reply_internal(t, GASNETI_HANDLER_GET_MEDIUM, GASNETI_AM_MEDIUM, src,
-                              (size_t)(uint32_t)n, NULL, 4,
-                              (gasnet_handlerarg_t[]){dlo, dhi, clo, chi});
+  } else if (how == GET_LONG) { /* from our segment: it stays there for a retransmission */
+    gasneti_am_reply_stable(t, GASNETI_HANDLER_GET_LONG, GASNETI_AM_LONG, src,
+                            (size_t)(uint32_t)n, ARGS_PTR(dlo, dhi), 2,
+                            (gasnet_handlerarg_t[]){clo, chi});
+  } else {
+    gasneti_am_reply_stable(t, GASNETI_HANDLER_GET_MEDIUM, GASNETI_AM_MEDIUM, src,
+                            (size_t)(uint32_t)n, NULL, 4,
+                            (gasnet_handlerarg_t[]){dlo, dhi, clo, chi});
+  }
 }
 
 static void get_medium_handler(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t dlo,
@@ -157,12 +158,15 @@ gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, 
                                                            PTR_ARGS(t.counter)});
     return gasneti_target_close(&t, kind);
   }
-  gasneti_put_am_counted(node, dest, src, n, t.counter);
+  /* A blocking put waits for its completion, which comes after the data was acknowledged; a
+   * bulk put's source must stay unchanged until then. Only a non-bulk nb/nbi put's source may
+   * change once the call returns. */
+  gasneti_put_am_counted(node, dest, src, n, t.counter, kind == GASNETI_RMA_BLOCKING || bulk);
   return gasneti_target_close(&t, kind);
 }
 
 void gasneti_put_am_counted(gasnet_node_t node, void *dest, const void *src, size_t n,
-                            _Atomic int64_t *counter) {
+                            _Atomic int64_t *counter, bool stable) {
 #ifdef GASNETC_RDMA
   if (n) gasnetc_rdma_put(node, dest, src, n, counter, 1);
   return;
@@ -171,10 +175,15 @@ void gasneti_put_am_counted(gasnet_node_t node, void *dest, const void *src, siz
   for (size_t off = 0; off < n; off += chunk) {
     size_t len = n - off < chunk ? n - off : chunk;
     atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
-    /* Long requests copy the source before returning: non-bulk puts may reuse it at once. */
-    gasneti_am_request_internal(node, GASNETI_HANDLER_PUT, GASNETI_AM_LONG, (const uint8_t *)src + off,
-                                len, (uint8_t *)dest + off, 2,
-                                (gasnet_handlerarg_t[]){PTR_ARGS(counter)});
+    /* A Long request copies its source before returning (non-bulk puts may reuse it at
+     * once), unless the source stays as it is until the data arrived. */
+    const gasnet_handlerarg_t args[] = {PTR_ARGS(counter)};
+    if (stable)
+      gasneti_am_request_stable(node, GASNETI_HANDLER_PUT, GASNETI_AM_LONG,
+                                (const uint8_t *)src + off, len, (uint8_t *)dest + off, 2, args);
+    else
+      gasneti_am_request_internal(node, GASNETI_HANDLER_PUT, GASNETI_AM_LONG,
+                                  (const uint8_t *)src + off, len, (uint8_t *)dest + off, 2, args);
   }
 }
 

@@ -208,7 +208,7 @@ gasnet_handle_t gasneti_vis_put(const char *what, gasnet_node_t node, gasneti_vi
   while (gasneti_vis_pair_next(p, &d, &s, &len, SIZE_MAX)) {
     GASNETI_RMA_CHECK(what, node, d, len);
     if (len >= big) {
-      gasneti_put_am_counted(node, d, s, len, target.counter);
+      gasneti_put_am_counted(node, d, s, len, target.counter, true); /* VIS puts are bulk */
       continue;
     }
     while (len) {
