@@ -119,6 +119,7 @@ void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
 
 int gasnetc_poll(int which) {
   udp_lock_take();
+  if (!udp_send_waiting) udp.poll_epoch++;
   udp_receive();
   if (udp.next_check >= 0) {
     double now = udp_now();

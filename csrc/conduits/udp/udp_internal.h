@@ -65,6 +65,7 @@ typedef struct {
   uint32_t unacked;  /* data packets received from it that no packet of ours acknowledged */
   double ack_by;     /* when a standalone acknowledgement must go at the latest */
   bool in_active;    /* listed in udp.active (has packets in flight) */
+  uint32_t sent_in_epoch; /* udp.poll_epoch when a client's message last left at once */
   bool dirty;        /* listed in udp.dirty (open packet or acknowledgement pending) */
   udp_pktq_t ready;  /* in-order packets not yet delivered */
   uint8_t *medium[2]; /* [reply]: a Medium being reassembled from pieces */
@@ -91,6 +92,7 @@ typedef struct {
   udp_pkt_hdr_t *acks;   /* acknowledgement-only datagrams, beside out */
   int nacks;
   bool delivering;       /* SEQ: a handler is running (no nested delivery) */
+  uint32_t poll_epoch;   /* counts the client's polls (not flow control's inside a send) */
 } udp_state_t;
 
 extern udp_state_t udp;
@@ -113,6 +115,8 @@ static inline void udp_lock_drop(void) {
 double udp_now(void);
 
 /* udp_send.c (callers hold udp_lock unless said otherwise) */
+/* This thread is in a send that waits for credits or window (its polls keep the epoch). */
+extern GASNETI_TLS int udp_send_waiting;
 void udp_queue_out(int peer, const void *buf, uint32_t len);  /* a control datagram */
 void udp_queue_data(int peer, void *block, uint32_t len);      /* a data packet (its tail) */
 void udp_flush_peer(int peer, bool force);

@@ -223,8 +223,12 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
   }
 }
 
+/* Waiting for credits or window: a poll that is not the client's (its epoch stays). */
+GASNETI_TLS int udp_send_waiting;
 static void wait_a_little(int which) {
+  udp_send_waiting++;
   if (!gasneti_poll(which)) gasneti_wait_backoff();
+  udp_send_waiting--;
 }
 
 void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
@@ -249,10 +253,14 @@ void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
       return;
     }
     bool done = place(dest, am, reply, &pr);
-    /* A client's message to an idle peer leaves now. While earlier datagrams to it are still
-     * unacknowledged, messages gather in the open one (it goes when full, or at the next poll,
-     * Nagle-like); in a handler they go with the poll's other replies. */
-    if (done && (!udp.coalesce || (!in_handler && gasnetc_rel_in_flight(&p->rel) == 0))) {
+    /* A client's message leaves now when its peer is idle, or when it is the first to that
+     * peer since the client last polled (a barrier's or a round trip's: never delayed). The
+     * client's next ones before it polls again (a flood) gather in the open datagram, which
+     * goes when full or at the next poll; in a handler they go with the poll's other replies. */
+    if (done && (!udp.coalesce ||
+                 (!in_handler && (gasnetc_rel_in_flight(&p->rel) == 0 ||
+                                  p->sent_in_epoch != udp.poll_epoch)))) {
+      p->sent_in_epoch = udp.poll_epoch;
       udp_flush_peer(dest, false);
       udp_send_now();
     }
