@@ -3,11 +3,9 @@ double-dash ones, everything checked before anything starts. Usage errors exit w
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
-import shutil
 import sys
 from typing import Mapping, TypedDict
 
@@ -150,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_program(program: str) -> str:
+    import shutil  # here: shutil's own imports cost a job that names its program by path
     path = program if "/" in program else shutil.which(program)
     if path is None:
         raise UsageError(f"program '{program}' was not found in PATH")
@@ -226,6 +225,7 @@ def dry_run(plan: Plan, as_json: bool, spawner: Spawner, knob_lines: list[str],
                    "GASNETRUN_SIZE": str(plan.nranks)}
             ranks.append({"rank": rank, "host": share.name, "argv": plan.argv, "env": env})
     if as_json:
+        import json
         print(json.dumps({"spawner": spawner.name, "nranks": plan.nranks,
                           "hosts": [{"name": h.name, "ranks": h.ranks} for h in plan.hosts],
                           "exported": plan.exported, "ranks": ranks, "shared_memory": memory,

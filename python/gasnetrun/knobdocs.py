@@ -2,12 +2,16 @@
 effective settings -v shows before a job starts. Tables use rich; --json is for tools."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
 
 from . import _native
+
+
+def _json(data: Any, indent: int = 1) -> str:
+    import json  # only --json asks for it: a job's start-up does not pay its import
+    return json.dumps(data, indent=indent)
 from .envcheck import Setting, suggestion
 
 
@@ -35,7 +39,7 @@ def _knob_dict(k: _native.Knob) -> dict[str, object]:
 def print_knobs(as_json: bool) -> int:
     knobs = _native.knobs()
     if as_json:
-        print(json.dumps([_knob_dict(k) for k in knobs], indent=1))
+        print(_json([_knob_dict(k) for k in knobs], indent=1))
         return 0
     table = _table(title=f"GASNet knobs ({len(knobs)})", show_lines=False)
     for column in ("knob", "type", "default", "scope", "conduits", "meaning"):
@@ -56,7 +60,7 @@ def print_knob(name: str, as_json: bool) -> int:
         return 2
     data = _knob_dict(knob)
     if as_json:
-        print(json.dumps(data, indent=1))
+        print(_json(data, indent=1))
         return 0
     table = _table(title=name if name == knob.name else f"{name} (member of {knob.name})",
                   show_header=False)
@@ -80,7 +84,7 @@ def print_knob(name: str, as_json: bool) -> int:
 def print_info(spawners: list[str], as_json: bool) -> int:
     info = dict(_native.build_info(), spawners=spawners)
     if as_json:
-        print(json.dumps(info, indent=1))
+        print(_json(info, indent=1))
         return 0
     table = _table(title="gasnetrun --info", show_header=False)
     table.add_column("what", style="bold")

@@ -2,7 +2,6 @@
 the -E names kept apart, since some spawners pass only those), and the launcher's options."""
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 
 
@@ -42,6 +41,7 @@ class Plan:
         raise KeyError(rank)
 
     def to_json(self) -> str:
+        import json
         return json.dumps(asdict(self), indent=1, sort_keys=True)
 
 

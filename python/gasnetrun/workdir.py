@@ -4,9 +4,7 @@ next gasnetrun instead of staying in /tmp forever."""
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
 
 PREFIX = "gasnetrun-"
 OWNER = "owner"
@@ -23,6 +21,7 @@ def _start_time(pid: int) -> str | None:
 
 
 def make(keep_note: bool = False) -> str:
+    import tempfile
     path = tempfile.mkdtemp(prefix=PREFIX)
     with open(os.path.join(path, OWNER), "w", encoding="utf-8") as f:
         f.write(f"{os.getpid()} {_start_time(os.getpid())}\n")
@@ -51,10 +50,19 @@ def _owner_alive(path: str) -> bool:
     return True  # unknown contents: leave it alone
 
 
+def _temp_base() -> str:
+    """tempfile.gettempdir() without importing tempfile (and shutil with it) in every job: where
+    none of TMPDIR, TEMP and TMP is set and /tmp exists, that is /tmp."""
+    if not any(os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")) and os.path.isdir("/tmp"):
+        return "/tmp"
+    import tempfile
+    return tempfile.gettempdir()
+
+
 def remove_stale() -> list[str]:
     """Removes this user's gasnetrun directories whose launcher is gone."""
     removed: list[str] = []
-    base = tempfile.gettempdir()
+    base = _temp_base()
     try:
         entries = [os.path.join(base, n) for n in os.listdir(base) if n.startswith(PREFIX)]
     except OSError:
@@ -67,6 +75,7 @@ def remove_stale() -> list[str]:
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             continue
         if not _owner_alive(path):
+            import shutil
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed

@@ -5,11 +5,12 @@ its own options give our placement, environment and exit semantics (gasnetrun/la
 Never chosen without being asked for: -spawner=mpi or GASNET_SPAWNER=mpi."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from gasnetrun.job import Job, RunningJob
-from gasnetrun.launchers import LaunchCommand, launch_command, started
-from gasnetrun.plan import Plan
+if TYPE_CHECKING:  # gasnetrun.launchers loads when a job uses this spawner
+    from gasnetrun.job import Job, RunningJob
+    from gasnetrun.launchers import LaunchCommand
+    from gasnetrun.plan import Plan
 
 name = "mpi"
 # Tells the ranks that gasnetrun's mpi spawner started them (their launcher also offers PMI).
@@ -24,6 +25,7 @@ class MpiSpawner:
 
     def command(self, plan: Plan) -> LaunchCommand:
         template = plan.env.get("MPIRUN_CMD", "").strip() or "mpirun -np %N %C"
+        from gasnetrun.launchers import launch_command
         return launch_command(plan, template, "MPIRUN_CMD", plan.placed, plan.cyclic,
                               extra_names=list(MARK))
 
@@ -33,6 +35,7 @@ class MpiSpawner:
         return [f"launcher: {kind}", f"launch command: {command.shown()}"]
 
     def start(self, plan: Plan, job: Job) -> RunningJob:
+        from gasnetrun.launchers import started
         return started(job, self.command(plan), plan, drop=("MPIRUN_CMD",), add=MARK)
 
 

@@ -5,17 +5,18 @@ runs that command with the launcher's own options for placement, environment and
 semantics (gasnetrun/launchers.py), forwards signals to it and returns its exit code."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from gasnetrun.job import Job, RunningJob
-from gasnetrun.launchers import LaunchCommand, TemplateError, launch_command, started
-from gasnetrun.plan import Plan
+if TYPE_CHECKING:  # gasnetrun.launchers loads when a job uses this spawner
+    from gasnetrun.job import Job, RunningJob
+    from gasnetrun.launchers import LaunchCommand
+    from gasnetrun.plan import Plan
 
 name = "pmi"
 # Tells the ranks that gasnetrun's pmi spawner started them, so that a launcher offering no
 # PMI is an error rather than N separate 1-rank jobs.
 MARK = {"GASNETRUN_SPAWNER": "pmi"}
-__all__ = ["TemplateError", "create"]
+__all__ = ["create"]
 
 
 def default_template(env: Mapping[str, str]) -> str:
@@ -35,6 +36,7 @@ class PmiSpawner:
 
     def command(self, plan: Plan) -> LaunchCommand:
         template = plan.env.get("PMIRUN_CMD", "").strip() or default_template(plan.env)
+        from gasnetrun.launchers import launch_command
         return launch_command(plan, template, "PMIRUN_CMD", plan.placed, plan.cyclic,
                               extra_names=list(MARK))
 
@@ -44,6 +46,7 @@ class PmiSpawner:
         return [f"launcher: {kind}", f"launch command: {command.shown()}"]
 
     def start(self, plan: Plan, job: Job) -> RunningJob:
+        from gasnetrun.launchers import started
         return started(job, self.command(plan), plan, drop=("PMIRUN_CMD",), add=MARK)
 
 

@@ -9,17 +9,18 @@ import stat
 import shlex
 import socket
 import sys
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from gasnetrun import _native
-from gasnetrun.agent.agent import AgentSpec
-from gasnetrun.agent.main import instructions, local_address_towards
 from gasnetrun.thishost import is_this_host
-from gasnetrun.agent.node import TreeNode
-from gasnetrun.agent.starter import SshSettings
-from gasnetrun.agent.topology import AgentNode, build_tree, depth
-from gasnetrun.job import Job, RunningJob
-from gasnetrun.plan import Plan
+
+if TYPE_CHECKING:
+    from gasnetrun.agent.starter import SshSettings
+    from gasnetrun.agent.topology import AgentNode
+    from gasnetrun.job import Job, RunningJob
+    from gasnetrun.plan import Plan
+# The agent tree's modules (agent.main, node, tree, starter) load when a job uses this
+# spawner: asking whether it applies is every job's, and must not cost their imports.
 
 name = "ssh"
 
@@ -42,6 +43,7 @@ def propagated(env: Mapping[str, str], exported: list[str], only: bool) -> dict[
 
 
 def ssh_settings(env: Mapping[str, str]) -> SshSettings:
+    from gasnetrun.agent.starter import SshSettings
     command = shlex.split(env.get("GASNET_SSH_CMD", "").strip() or "ssh")
     options = shlex.split(env.get("GASNET_SSH_OPTIONS", "").strip())
     remote = env.get("GASNET_SSH_REMOTE_PATH", "").strip() or os.getcwd()
@@ -66,6 +68,7 @@ class SshSpawner:
         return None
 
     def plan_notes(self, plan: Plan) -> list[str]:
+        from gasnetrun.agent.topology import depth
         nodes = self._tree(plan)
         return [f"agent tree: {len(nodes)} agents, out-degree {self.degree(plan)}, depth "
                 f"{depth(nodes)}"]
@@ -75,9 +78,13 @@ class SshSpawner:
         return int(_native.check("GASNET_SSH_OUT_DEGREE", text).split(":")[1]) if text else 32
 
     def _tree(self, plan: Plan) -> list[AgentNode]:
+        from gasnetrun.agent.topology import build_tree
         return build_tree(plan.hosts, socket.gethostname(), is_this_host, self.degree(plan))
 
     def start(self, plan: Plan, job: Job) -> RunningJob:
+        from gasnetrun.agent.agent import AgentSpec
+        from gasnetrun.agent.main import instructions, local_address_towards
+        from gasnetrun.agent.node import TreeNode
         nodes = self._tree(plan)
         ssh = ssh_settings(plan.env)
         remote_env = propagated(plan.env, plan.exported, plan.env_only)

@@ -10,7 +10,6 @@ import signal
 import socket
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Callable, Protocol
 
 from ..loop import Loop
@@ -259,7 +258,7 @@ def remove_orphaned_shm() -> list[str]:
         if not name.startswith("gasnet-"):
             continue
         owner = name.rsplit(".", 1)[-1] if "." in name else ""
-        if not owner.isdigit() or Path(f"/proc/{owner}").exists():
+        if not owner.isdigit() or os.path.exists(f"/proc/{owner}"):
             continue
         path = f"/dev/shm/{name}"
         try:

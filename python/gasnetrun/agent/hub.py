@@ -6,7 +6,6 @@ failed rank: that ends the job with a message."""
 from __future__ import annotations
 
 import errno
-import hmac
 import os
 import socket
 import time
@@ -15,6 +14,7 @@ from functools import partial
 from typing import Callable
 
 from ..loop import Loop
+from .secret import same_secret
 from .protocol import (BLOB_MAX, HEADER, HELLO, LEAVING, OP_ABORT, OP_EXCHANGE, OP_HELLO,
                        OP_LEAVING, OP_NAMES)
 
@@ -189,7 +189,7 @@ class ControlHub:
 
     def _hello(self, conn: Connection, payload: bytes) -> bool:
         cookie, rank, pid = HELLO.unpack(payload)
-        if not hmac.compare_digest(cookie, self.cookie):
+        if not same_secret(cookie, self.cookie):
             self._drop(conn, "a connection presented a wrong cookie")
             return False
         if rank not in self.ranks or rank in self.by_rank:

@@ -2,7 +2,7 @@
 build installs it here as <name>.py. Run from the source tree, they are found in place."""
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 from types import ModuleType
 from typing import Iterator, Mapping
@@ -31,11 +31,16 @@ class _Spawners(Mapping[str, ModuleType]):
 
     def __getitem__(self, name: str) -> ModuleType:
         if name not in self._modules:
-            spec = importlib.util.spec_from_file_location(f"{__name__}.{name}", self._paths[name])
-            if spec is None or spec.loader is None:
-                raise KeyError(name)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            path = self._paths[name]
+            if os.path.dirname(path) == os.path.dirname(os.path.realpath(__file__)):
+                module = importlib.import_module(f"{__name__}.{name}")  # installed here
+            else:  # the source tree: spawners/<name>/launch.py
+                from importlib.util import module_from_spec, spec_from_file_location
+                spec = spec_from_file_location(f"{__name__}.{name}", path)
+                if spec is None or spec.loader is None:
+                    raise KeyError(name)
+                module = module_from_spec(spec)
+                spec.loader.exec_module(module)
             if module.name != name:
                 raise ImportError(f"{self._paths[name]} declares spawner '{module.name}'")
             self._modules[name] = module
