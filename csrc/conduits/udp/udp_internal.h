@@ -26,6 +26,10 @@ bool udp_pool_init(udp_pool_t *p, uint32_t blocks);
 uint8_t *udp_pool_get(udp_pool_t *p);             /* NULL when empty */
 void udp_pool_ref(udp_pool_t *p, const void *anywhere);
 void udp_pool_put(udp_pool_t *p, const void *anywhere);
+static inline bool udp_pool_owns(const udp_pool_t *p, const void *at) {
+  const uint8_t *b = at;
+  return b >= p->base && b < p->base + (size_t)p->blocks * UDP_BLOCK;
+}
 
 /* A data packet whose last message's payload is sent from where it lies (a GASNETI_AM_STABLE
  * Long piece of at least UDP_EXT_MIN bytes) instead of being copied into the packet: where it

@@ -33,6 +33,8 @@ static void activate(int peer) {
 
 void udp_send_now(void) {
   if (udp.nout) udp_sock_send(&udp.sock, udp.out, udp.nout);
+  for (int i = 0; i < udp.nout; i++)
+    if (udp_pool_owns(&udp.pool, udp.out[i].buf)) udp_pool_put(&udp.pool, udp.out[i].buf);
   udp.nout = 0;
   udp.nacks = 0;
 }
@@ -42,13 +44,18 @@ void udp_queue_out(int peer, const void *buf, uint32_t len) {
   udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].addr, buf, len, len, NULL, 0};
 }
 
+/* A queued packet keeps its block until it is handed to the socket: an acknowledgement that
+ * arrives in between (a fast retransmission queued, then acknowledged in the same receive
+ * batch) must not let the block be filled anew, or the stale entry would carry the new
+ * packet's sequence number with the old packet's length and payload, and be accepted. */
 void udp_queue_data(int peer, void *block, uint32_t len) {
   const udp_tail_t *t = udp_tail(block);
+  if (udp.nout == udp.outcap) udp_send_now();
+  udp_pool_ref(&udp.pool, block);
   if (!t->ext) {
     udp_queue_out(peer, block, len);
     return;
   }
-  if (udp.nout == udp.outcap) udp_send_now();
   udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].addr, block, len, t->head_len, t->ext,
                                     t->ext_len};
 }
