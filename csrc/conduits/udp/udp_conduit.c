@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../core/knobs.h"
@@ -25,7 +26,16 @@ typedef struct {
   uint32_t ip, tag;
   uint16_t port, pad;
   int32_t mtu;
+  uint32_t loopback; /* 1: bound to every address, so reachable on 127.0.0.1 from its netns */
+  uint64_t netns;    /* its network namespace (the inode of /proc/self/ns/net), 0 unknown */
 } udp_card_t;
+
+/* Fake hosts that share a kernel (network namespaces) may share a host name too; 127.0.0.1
+ * is only the same socket inside one namespace. */
+static uint64_t network_namespace(void) {
+  struct stat st;
+  return stat("/proc/self/ns/net", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
 
 static uint32_t pow2_at_least(uint32_t x) {
   uint32_t p = 1;
@@ -52,6 +62,10 @@ static void setup_peers(const udp_card_t *cards) {
     p->addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = cards[r].port,
                                    .sin_addr.s_addr = cards[r].ip};
     bool same_host = gasneti_host_of[r] == gasneti_host_of[gasneti_mynode];
+    const udp_card_t *me = &cards[gasneti_mynode];
+    if (same_host && me->loopback && cards[r].loopback && me->netns &&
+        cards[r].netns == me->netns)
+      p->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* the short way (udp_sock.h) */
     p->dgram = udp_datagram_limit(udp.sock.mtu, cards[r].mtu, same_host);
     if (forced && forced < p->dgram) p->dgram = forced;
     if (p->network && !gasnetc_rel_init(&p->rel, udp.window, &udp.timeouts))
@@ -73,7 +87,8 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
 
   /* Every rank's address, port and MTU; rank 0's random tag marks this job's datagrams. */
   udp_card_t mine = {.ip = udp.sock.self.sin_addr.s_addr, .port = udp.sock.self.sin_port,
-                     .mtu = udp.sock.mtu};
+                     .mtu = udp.sock.mtu, .loopback = udp.sock.any,
+                     .netns = network_namespace()};
   FILE *rnd = fopen("/dev/urandom", "rb");
   if (!rnd || fread(&mine.tag, sizeof mine.tag, 1, rnd) != 1) mine.tag = (uint32_t)getpid();
   if (rnd) fclose(rnd);

@@ -91,15 +91,19 @@ bool udp_sock_open(udp_sock_t *s, const char *address, bool offload, char *err, 
   /* Never fragment at the IP level: an oversized datagram fails instead of crawling. */
   int pmtu = IP_PMTUDISC_DO;
   setsockopt(s->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
-  if (bind(s->fd, (struct sockaddr *)&s->self, sizeof s->self) != 0) {
-    snprintf(err, errlen, "cannot bind a UDP socket to %s: %s", inet_ntoa(s->self.sin_addr),
+  s->any = !(address && *address);
+  struct sockaddr_in bound = s->self;
+  if (s->any) bound.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (bind(s->fd, (struct sockaddr *)&bound, sizeof bound) != 0) {
+    snprintf(err, errlen, "cannot bind a UDP socket to %s: %s", inet_ntoa(bound.sin_addr),
              strerror(errno));
     close(s->fd);
     s->fd = -1;
     return false;
   }
-  socklen_t len = sizeof s->self;
-  getsockname(s->fd, (struct sockaddr *)&s->self, &len);
+  socklen_t len = sizeof bound;
+  getsockname(s->fd, (struct sockaddr *)&bound, &len);
+  s->self.sin_port = bound.sin_port;
   s->mtu = interface_mtu(s->fd, s->ifname);
   if (offload) {
     int zero = 0, one = 1;
@@ -154,20 +158,51 @@ static int pieces(const udp_out_t *o, struct iovec *iov) {
   return 3;
 }
 
+/* Room for a datagram's control messages: its GSO segment size and its source address. */
+enum { CONTROL = CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(struct in_pktinfo)) };
+
+/* A socket bound to every address sends to another host from the address that host knows
+ * (a multi-homed host's route could pick another, and the peer would drop the datagram). */
+static bool pinned(const udp_sock_t *s, const struct sockaddr_in *to) {
+  return s->any && to->sin_addr.s_addr != htonl(INADDR_LOOPBACK);
+}
+
+/* Fills msg's control messages (into control, CONTROL bytes): a GSO segment size if segment,
+ * the source address if pinned. */
+static void add_control(const udp_sock_t *s, struct msghdr *msg, char *control, uint16_t segment) {
+  msg->msg_control = control;
+  msg->msg_controllen = CONTROL;
+  memset(control, 0, CONTROL);
+  size_t used = 0;
+  struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+  if (segment) {
+    c->cmsg_level = IPPROTO_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof segment);
+    memcpy(CMSG_DATA(c), &segment, sizeof segment);
+    used += CMSG_SPACE(sizeof segment);
+    c = CMSG_NXTHDR(msg, c);
+  }
+  if (pinned(s, msg->msg_name)) {
+    struct in_pktinfo info = {.ipi_spec_dst = s->self.sin_addr};
+    c->cmsg_level = IPPROTO_IP;
+    c->cmsg_type = IP_PKTINFO;
+    c->cmsg_len = CMSG_LEN(sizeof info);
+    memcpy(CMSG_DATA(c), &info, sizeof info);
+    used += CMSG_SPACE(sizeof info);
+  }
+  msg->msg_controllen = used;
+  if (!used) msg->msg_control = NULL;
+}
+
 static void send_gso(udp_sock_t *s, const udp_out_t *out, int count) {
   struct iovec iov[MAX_PIECES * MAX_GSO_SEGMENTS];
   size_t niov = 0;
   for (int k = 0; k < count; k++) niov += (size_t)pieces(&out[k], &iov[niov]);
-  char control[CMSG_SPACE(sizeof(uint16_t))] = {0};
+  char control[CONTROL];
   struct msghdr msg = {.msg_name = (void *)out[0].to, .msg_namelen = sizeof *out[0].to,
-                       .msg_iov = iov, .msg_iovlen = niov, .msg_control = control,
-                       .msg_controllen = sizeof control};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = IPPROTO_UDP;
-  c->cmsg_type = UDP_SEGMENT;
-  c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-  uint16_t segment = (uint16_t)out[0].len;
-  memcpy(CMSG_DATA(c), &segment, sizeof segment);
+                       .msg_iov = iov, .msg_iovlen = niov};
+  add_control(s, &msg, control, (uint16_t)out[0].len);
   if (sendmsg(s->fd, &msg, 0) < 0 && (errno == EINVAL || errno == EIO || errno == EOPNOTSUPP)) {
     s->gso = false; /* this path cannot: from now on, plain datagrams */
     udp_sock_send(s, out, count);
@@ -177,6 +212,7 @@ static void send_gso(udp_sock_t *s, const udp_out_t *out, int count) {
 void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n) {
   struct mmsghdr msgs[BATCH];
   struct iovec iov[MAX_PIECES * BATCH];
+  char control[BATCH][CONTROL];
   int i = 0;
   while (i < n) {
     int run = s->gso ? gso_run(out, i, n) : 1;
@@ -192,6 +228,7 @@ void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n) {
       msgs[m] = (struct mmsghdr){.msg_hdr = {.msg_name = (void *)out[i].to,
                                              .msg_namelen = sizeof *out[i].to,
                                              .msg_iov = own, .msg_iovlen = (size_t)count}};
+      add_control(s, &msgs[m].msg_hdr, control[m], 0);
       m++, i++;
     }
     int sent = 0;
@@ -199,7 +236,7 @@ void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n) {
       /* A lone datagram (a round trip's) goes by sendto, which is cheaper than a batch of one. */
       const struct msghdr *one = &msgs[sent].msg_hdr;
       int r = m - sent > 1 ? sendmmsg(s->fd, msgs + sent, (unsigned)(m - sent), 0)
-              : one->msg_iovlen == 1
+              : one->msg_iovlen == 1 && !one->msg_control
                   ? (sendto(s->fd, one->msg_iov[0].iov_base, one->msg_iov[0].iov_len, 0,
                             one->msg_name, one->msg_namelen) < 0 ? -1 : 1)
                   : (sendmsg(s->fd, one, 0) < 0 ? -1 : 1);

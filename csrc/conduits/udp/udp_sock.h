@@ -16,11 +16,16 @@ typedef struct {
   char ifname[32];         /* its interface */
   int mtu;                 /* that interface's MTU */
   bool gso, gro;           /* segmentation offload in use, each way */
+  /* Bound to every local address (no GASNET_UDP_ADDRESS): ranks of this host (and network
+   * namespace) reach it on 127.0.0.1, the short way through the kernel; to other hosts it
+   * sends from self's address (IP_PKTINFO), the one they know it by. */
+  bool any;
 } udp_sock_t;
 
-/* Binds a socket on the address GASNET_UDP_ADDRESS names (an IPv4 address or an interface),
- * or on the first non-loopback interface that is up, else 127.0.0.1. Returns false with a
- * message naming the knob, the value and the accepted form. */
+/* Binds a socket on the address GASNET_UDP_ADDRESS names (an IPv4 address or an interface);
+ * without one, on every local address, self being the first non-loopback interface that is
+ * up, else 127.0.0.1. Returns false with a message naming the knob, the value and the
+ * accepted form. */
 bool udp_sock_open(udp_sock_t *s, const char *address, bool offload, char *err, size_t errlen);
 void udp_sock_close(udp_sock_t *s);
 
