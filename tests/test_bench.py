@@ -59,7 +59,15 @@ def test_udp_benchmarks_measure_their_raw_baselines_in_the_same_run():
     am = records(udp.run(["-n", "2", udp.program("bench", "am_bench"), "--json", "--quick",
                           "--only", "raw_udp_rtt,am_short_rtt"], env=env), "udp")
     assert {(r["bench"], r["path"]) for r in am} == {("raw_udp_rtt", "raw"),
-                                                      ("am_short_rtt", "udp")}
+                                                      ("am_short_rtt", "udp"),
+                                                      ("am_short_vs_raw", "udp")}
+    # The ratio is the median of per-repeat ratios (raw and AM timed back to back), so it
+    # lies within the spread of the two figures' quotients.
+    by = {r["bench"]: r for r in am}
+    ratio = by["am_short_vs_raw"]
+    assert ratio["unit"] == "x" and ratio["better"] == "lower"
+    assert by["am_short_rtt"]["min"] / by["raw_udp_rtt"]["max"] <= ratio["median"] <= \
+        by["am_short_rtt"]["max"] / by["raw_udp_rtt"]["min"]
     rma = records(udp.run(["-n", "2", udp.program("bench", "rma_bench"), "--json", "--quick",
                            "--only", "raw_udp_stream,put_bulk_bw"], env=env), "udp")
     assert {r["bench"] for r in rma} == {"raw_udp_stream", "put_bulk_bw"}

@@ -3,18 +3,20 @@
  * barrier and idle poll with every rank); am_mix, every rank sending a mix of requests to the
  * next one while serving its predecessor's (what a core-API stress program does: it is where a
  * PAR library's locks show against SEQ). Beside them, the physical baseline of the same run:
- * a cache-line round trip through shared memory (when ranks 0 and 1 share it).
+ * a cache-line round trip through shared memory (when ranks 0 and 1 share it), and on udp a
+ * plain UDP ping-pong, timed repeat by repeat next to the AMShort round trip.
  * Usage: am_bench [--json] [--quick] [--only NAME] */
 #include "raw_udp.h"
 
 static volatile int replies, stop;
+static volatile long pings; /* AMShort pings served (rank 1) */
 static volatile long flooded;
 static gasnet_handler_t h_ping_s, h_pong_s, h_ping_m, h_pong_m, h_ping_l, h_pong_l, h_flood,
     h_flood_ack, h_stop;
 static gasnet_seginfo_t seg[2];
 static char *payload;
 
-static void ping_s(gasnet_token_t t) { gasnet_AMReplyShort0(t, h_pong_s); }
+static void ping_s(gasnet_token_t t) { pings++, gasnet_AMReplyShort0(t, h_pong_s); }
 static void pong_s(gasnet_token_t t) { (void)t, replies++; }
 static void ping_m(gasnet_token_t t, void *b, size_t n) { gasnet_AMReplyMedium0(t, h_pong_m, b, n); }
 static void pong_m(gasnet_token_t t, void *b, size_t n) { (void)t, (void)b, (void)n, replies++; }
@@ -65,6 +67,45 @@ static void roundtrip(const char *name, int cat, size_t size, long iters) {
     if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
   }
   report(name, size, samples, iters);
+}
+
+/* udp: the AMShort round trip next to the raw UDP one, repeat by repeat (raw, then AM), so that
+ * a drift of the VM between repeats moves both; am_short_vs_raw is the median of the repeats'
+ * ratios. Ranks 0 and 1. */
+static void paired_udp_rtt(raw_udp_t *u, long raw_iters, long am_iters) {
+  double raw[64], am[64], ratio[64];
+  char buf[64] = {0};
+  for (int r = -1; r < repeats; r++) {
+    double t0 = now_us();
+    for (long i = 0; i < raw_iters; i++) {
+      if (gasnet_mynode() == 0) {
+        raw_udp_send(u, buf, 32);
+        raw_udp_recv(u, buf, sizeof buf);
+      } else {
+        raw_udp_recv(u, buf, sizeof buf);
+        raw_udp_send(u, buf, 32);
+      }
+    }
+    double t1 = now_us();
+    if (gasnet_mynode() == 1) {
+      GASNET_BLOCKUNTIL(pings == (r + 2) * am_iters);
+      continue;
+    }
+    replies = 0;
+    for (long i = 0; i < am_iters; i++) {
+      gasnet_AMRequestShort0(1, h_ping_s);
+      GASNET_BLOCKUNTIL(replies == i + 1);
+    }
+    double t2 = now_us();
+    if (r < 0) continue;
+    raw[r] = (t1 - t0) / (double)raw_iters;
+    am[r] = (t2 - t1) / (double)am_iters;
+    ratio[r] = am[r] / raw[r];
+  }
+  if (gasnet_mynode() != 0) return;
+  bench_report("raw_udp_rtt", "raw", 32, "us", raw, raw_iters);
+  report("am_short_rtt", 0, am, am_iters);
+  bench_report("am_short_vs_raw", GASNET_CONDUIT_NAME_STR, 0, "x", ratio, am_iters);
 }
 
 /* Rank 0 floods rank 1, which acknowledges once it has counted every message of a repeat
@@ -186,13 +227,16 @@ int main(int argc, char **argv) {
     bench_line_rtt(seg, gasnet_AMMaxMedium(), 1000000 / scale);
   /* On udp, the physical baseline is a plain UDP ping-pong between the same two processes. */
   raw_udp_t raw;
+  int paired = 0;
   if (strcmp(GASNET_CONDUIT_NAME_STR, "udp") == 0 && bench_wanted("raw_udp_rtt") &&
       raw_udp_open(&raw, seg, maxmed + 256)) {
-    raw_udp_rtt_bench(&raw, 32, 100000 / scale);
+    paired = bench_wanted("am_short_rtt");
+    if (paired) paired_udp_rtt(&raw, 100000 / scale, 100000 / scale);
+    else raw_udp_rtt_bench(&raw, 32, 100000 / scale);
     raw_udp_close(&raw);
   }
   if (gasnet_mynode() == 0) {
-    if (bench_wanted("am_short_rtt")) roundtrip("am_short_rtt", 0, 0, 200000 / scale);
+    if (bench_wanted("am_short_rtt") && !paired) roundtrip("am_short_rtt", 0, 0, 200000 / scale);
     const size_t sizes[] = {0, 8, 64, 512, 4096, 32768, maxmed};
     for (int cat = 1; cat <= 2; cat++) {
       const char *name = cat == 1 ? "am_medium_rtt" : "am_long_rtt";

@@ -56,6 +56,7 @@ static void setup_peers(const udp_card_t *cards) {
   udp.peers = gasneti_calloc((size_t)n, sizeof *udp.peers);
   uint32_t forced = gasneti_knob_is_set("GASNET_UDP_DATAGRAM")
                         ? (uint32_t)gasneti_knob_size("GASNET_UDP_DATAGRAM") : 0;
+  bool runs = false; /* some peer's datagrams can go (and so arrive) two or more to a run */
   for (int r = 0; r < n; r++) {
     udp_peer_t *p = &udp.peers[r];
     p->network = r != gasneti_mynode && !gasneti_pshm_reach[r];
@@ -70,7 +71,11 @@ static void setup_peers(const udp_card_t *cards) {
     if (forced && forced < p->dgram) p->dgram = forced;
     if (p->network && !gasnetc_rel_init(&p->rel, udp.window, &udp.timeouts))
       gasneti_fatalerror("udp: out of memory for the reliability window of rank %d", r);
+    if (p->network && 2 * p->dgram <= UDP_MAX_PAYLOAD) runs = true;
   }
+  /* A GSO run (and so a GRO merge) holds datagrams of at most 64 KiB in all: between ranks
+   * of one host, whose datagrams are that large already, GRO only slows each receive. */
+  if (!runs) udp_sock_gro_off(&udp.sock);
 }
 
 void gasnetc_init(const gasneti_bootstrap_t *boot) {

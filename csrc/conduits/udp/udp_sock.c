@@ -20,7 +20,7 @@
 #define UDP_GRO 104
 #endif
 
-enum { IP_UDP_HEADERS = 28, UDP_MAX_PAYLOAD = 65507, MAX_GSO_SEGMENTS = 64,
+enum { IP_UDP_HEADERS = 28, MAX_GSO_SEGMENTS = 64,
        SOCKET_BUFFER = 8 << 20 };
 
 static int interface_mtu(int fd, const char *ifname) {
@@ -112,6 +112,11 @@ bool udp_sock_open(udp_sock_t *s, const char *address, bool offload, char *err, 
     s->gro = setsockopt(s->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) == 0;
   }
   return true;
+}
+
+void udp_sock_gro_off(udp_sock_t *s) {
+  int zero = 0;
+  if (s->gro && setsockopt(s->fd, IPPROTO_UDP, UDP_GRO, &zero, sizeof zero) == 0) s->gro = false;
 }
 
 void udp_sock_close(udp_sock_t *s) {
