@@ -21,7 +21,20 @@ def undo_locale_coercion() -> None:
         del os.environ["LC_CTYPE"]
 
 
+def add_site_directories() -> None:
+    """bin/gasnetrun starts this with -S: the site directories (Debian's python3-* packages:
+    CFFI's backend, rich, ClusterShell) without running the .pth hooks installed there, which
+    import much of importlib on every start."""
+    if not sys.flags.no_site:
+        return
+    import site
+    for directory in site.getsitepackages():
+        if directory not in sys.path and os.path.isdir(directory):
+            sys.path.append(directory)
+
+
 undo_locale_coercion()
+add_site_directories()
 
 from gasnetrun.__main__ import main  # noqa: E402
 

@@ -134,8 +134,9 @@ static const gasneti_knob_t table[] = {
      "udp: send runs of full datagrams with UDP segmentation offload (and receive with GRO) "
      "where the kernel has them.", 1, "0,1", NULL},
     {"GASNET_UDP_ADDRESS", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", R, "udp",
-     "udp: the IPv4 address or interface name to use (default: the first non-loopback "
-     "interface that is up, else 127.0.0.1).", NOT_TUNED},
+     "udp: the IPv4 address or interface name to bind, the one other ranks reach this rank at "
+     "(default: the first non-loopback interface that is up, else 127.0.0.1, with the socket "
+     "bound to every address so that ranks of one host talk over 127.0.0.1).", NOT_TUNED},
     /* ---- connections (ibv) ---- */
     {"GASNET_CONNECT_STATIC", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "ibv",
      "Connect at start-up to the peers of GASNET_CONNECTFILE_IN, or to all peers.", NOT_TUNED},
