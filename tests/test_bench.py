@@ -17,7 +17,21 @@ RMA_EXPECTED = {"am_short_rtt", "memcpy_bw", "put_latency", "get_latency", "put_
                 "put_rate", "get_rate", "put_nb_rate", "get_nb_rate", "put_nbi_rate",
                 "get_nbi_rate", "put_bulk_bw", "get_bulk_bw", "put_nb_bw", "get_nb_bw",
                 "put_nbi_bw", "get_nbi_bw"}
+# Paired ratios: subject and baseline timed back to back in each repeat.
+RMA_PAIRED = {"put_nb_latency_vs_put", "get_nb_latency_vs_get", "put_nbi_latency_vs_put",
+              "get_nbi_latency_vs_get", "put_nb_rate_vs_put", "get_nb_rate_vs_get",
+              "put_nbi_rate_vs_put", "get_nbi_rate_vs_get", "put_nb_val_latency_vs_put_val",
+              "get_nb_val_latency_vs_get_val", "put_bulk_bw_vs_memcpy",
+              "get_bulk_bw_vs_memcpy"}
+RMA_AM_PAIRED = {"put_latency_vs_am_short", "get_latency_vs_am_short"}
 HIGHER_IS_BETTER = {"GiB/s", "Mops/s"}
+
+
+def better(record):
+    if record["unit"] == "x":  # a ratio of speeds is better higher, of times lower
+        return "higher" if "_rate_vs_" in record["bench"] or "_bw_vs_" in record["bench"] \
+            else "lower"
+    return "higher" if record["unit"] in HIGHER_IS_BETTER else "lower"
 
 
 def records(result, conduit="smp"):
@@ -25,7 +39,7 @@ def records(result, conduit="smp"):
     out = [json.loads(line) for line in result.stdout.splitlines()]
     for r in out:
         assert set(r) == RECORD_FIELDS, r
-        assert r["better"] == ("higher" if r["unit"] in HIGHER_IS_BETTER else "lower")
+        assert r["better"] == better(r), r
         assert 0 < r["min"] <= r["median"] <= r["max"], r
         assert r["conduit"] == conduit and r["hosts"] == 1 and r["n"] == 3
     return out
@@ -92,14 +106,17 @@ def test_rma_bench_reports_every_result_with_its_path(opt_build, maxsize, path):
     recs = records(result)
     # The cache-line baseline exists only where ranks 0 and 1 share memory, the two-copy
     # pipeline only where smp's transfers copy twice (the AM path).
-    assert {r["bench"] for r in recs} == RMA_EXPECTED | ({"pshm_line_rtt"} if path == "direct"
-                                                         else {"copy_pipe_bw"})
+    assert {r["bench"] for r in recs} == RMA_EXPECTED | RMA_PAIRED | (
+        {"pshm_line_rtt"} if path == "direct" else {"copy_pipe_bw"} | RMA_AM_PAIRED)
     assert {r["path"] for r in recs} == {path, "local"} | ({"pshm"} if path == "direct" else set())
     assert {r["path"] for r in recs if r["bench"].startswith(("memcpy_", "copy_pipe"))} == {"local"}
     for r in recs:
-        unit = "GiB/s" if r["bench"].endswith("_bw") else "Mops/s" if r["bench"].endswith(
-            "_rate") else "us"
+        unit = "x" if "_vs_" in r["bench"] else "GiB/s" if r["bench"].endswith(
+            "_bw") else "Mops/s" if r["bench"].endswith("_rate") else "us"
         assert r["unit"] == unit, r
+    # The targets' ratios: nb and nbi at 8 B, bulk transfers at 4 MiB.
+    assert {r["size"] for r in recs if "_bw_vs_" in r["bench"]} == {4 << 20}
+    assert {r["size"] for r in recs if "_vs_" in r["bench"] and "_bw_" not in r["bench"]} == {8}
     # nb and nbi latency and rates for 8 B..4 KiB sit next to the blocking form.
     for form in ("put", "get", "put_nb", "get_nb", "put_nbi", "get_nbi"):
         assert {r["size"] for r in recs if r["bench"] == f"{form}_rate"} == {8, 64, 512, 4096}

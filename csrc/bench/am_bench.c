@@ -105,7 +105,7 @@ static void paired_udp_rtt(raw_udp_t *u, long raw_iters, long am_iters) {
   if (gasnet_mynode() != 0) return;
   bench_report("raw_udp_rtt", "raw", 32, "us", raw, raw_iters);
   report("am_short_rtt", 0, am, am_iters);
-  bench_report("am_short_vs_raw", GASNET_CONDUIT_NAME_STR, 0, "x", ratio, am_iters);
+  bench_report_ratio("am_short_vs_raw", GASNET_CONDUIT_NAME_STR, 0, ratio, am_iters, 0);
 }
 
 /* Rank 0 floods rank 1, which acknowledges once it has counted every message of a repeat

@@ -128,6 +128,9 @@ static __attribute__((unused)) int bench_same_host(void) {
 
 /* One result: samples are per-operation times in microseconds; a bandwidth result (unit
  * "GiB/s") converts them with size, a rate ("Mops/s") to operations per microsecond. Prints a table row, or the JSON record with --json. */
+static void bench_emit(const char *bench, const char *path, size_t size, const char *unit,
+                       double med, double lo, double hi, int higher_is_better, long iters);
+
 static void bench_report(const char *bench, const char *path, size_t size, const char *unit,
                          double *samples, long iters) {
   bench_stats_t st = bench_stats(samples);
@@ -138,6 +141,20 @@ static void bench_report(const char *bench, const char *path, size_t size, const
     double scale = bandwidth ? (double)size / (1024.0 * 1024.0 * 1024.0) * 1e6 : 1.0;
     med = scale / st.median, lo = scale / st.max, hi = scale / st.min;
   }
+  bench_emit(bench, path, size, unit, med, lo, hi, higher_is_better, iters);
+}
+
+/* A ratio of two figures measured back to back in each repeat (unit "x"): samples are the
+ * repeats' ratios, reported as they are. */
+static __attribute__((unused)) void bench_report_ratio(const char *bench, const char *path,
+                                                       size_t size, double *ratios, long iters,
+                                                       int higher_is_better) {
+  bench_stats_t st = bench_stats(ratios);
+  bench_emit(bench, path, size, "x", st.median, st.min, st.max, higher_is_better, iters);
+}
+
+static void bench_emit(const char *bench, const char *path, size_t size, const char *unit,
+                       double med, double lo, double hi, int higher_is_better, long iters) {
   if (!json) {
     printf("%-18s %-7s %9zu %12.4f %12.4f %12.4f  %s\n", bench, path, size, med, lo, hi, unit);
     fflush(stdout);

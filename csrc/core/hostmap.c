@@ -12,6 +12,7 @@ int gasneti_host_size, gasneti_host_index, gasneti_snode_size, gasneti_snode_ind
 int *gasneti_host_local;
 uintptr_t *gasneti_pshm_offset;
 uint8_t *gasneti_pshm_reach;
+uintptr_t *gasneti_pshm_direct;
 static char (*host_names)[64]; /* per host index, for messages */
 
 const char *gasneti_host_name(gasnet_node_t rank) { return host_names[gasneti_host_of[rank]]; }
@@ -27,6 +28,8 @@ void gasneti_hostmap_build(void) {
   gasneti_host_local = gasneti_calloc((size_t)n, sizeof *gasneti_host_local);
   gasneti_pshm_offset = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_offset);
   gasneti_pshm_reach = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_reach);
+  gasneti_pshm_direct = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_direct);
+  for (int r = 0; r < n; r++) gasneti_pshm_direct[r] = GASNETI_PSHM_FAR; /* until attach */
   int *first_of_host = gasneti_calloc((size_t)n, sizeof(int));
   int *ranks_seen = gasneti_calloc((size_t)n, sizeof(int)); /* per host, so far */
   int64_t maxsize = gasneti_knob_int("GASNET_SUPERNODE_MAXSIZE");

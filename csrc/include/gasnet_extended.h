@@ -15,6 +15,13 @@ typedef struct gasneti_valget *gasnet_valget_handle_t;
  * segment into this process (set by gasnet_attach). */
 extern uint8_t *gasneti_pshm_reach;
 extern uintptr_t *gasneti_pshm_offset;
+/* Both in one word, for the inline paths: a supernode peer's offset, or GASNETI_PSHM_FAR (odd,
+ * where offsets between mappings are whole pages) for any other rank and for every rank before
+ * gasnet_attach. One load decides whether and where a transfer goes directly; two tables
+ * cost a small-put loop four dependent loads per transfer, which the compiler must redo
+ * after each store since the store might change them. */
+extern uintptr_t *gasneti_pshm_direct;
+#define GASNETI_PSHM_FAR ((uintptr_t)1)
 
 /* Thread discovery needs no help: per-thread state is a thread-local variable. */
 typedef void *gasnet_threadinfo_t;
@@ -39,6 +46,10 @@ void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, s
 
 static inline void *gasneti_pshm_addr(gasnet_node_t node, const void *addr) {
   return (void *)((uintptr_t)addr + gasneti_pshm_offset[node]);
+}
+/* The same, given the rank's gasneti_pshm_direct entry (not GASNETI_PSHM_FAR). */
+static inline void *gasneti_direct_addr(uintptr_t direct, const void *addr) {
+  return (void *)((uintptr_t)addr + direct);
 }
 
 /* ---- word copies: one load and one store ---------------------------------------------------
@@ -87,19 +98,41 @@ static inline void gasneti_word_store(void *dst, gasneti_word_t w, size_t n) {
   }
 }
 
-/* A copy that is one load and one store for word sizes, memcpy otherwise. */
+/* A copy that is one load and one store for word sizes, memcpy otherwise. The word stays in a
+ * register of its own width (a union would go through the stack, which costs the small-put
+ * loops of clients a store and a reload per transfer). */
+#define GASNETI_COPY_WORD(T, W)                                                                \
+  do {                                                                                       \
+    T v_;                                                                                    \
+    if (__builtin_expect(gasneti_word_aligned(src, W), 1))                                   \
+      v_ = __atomic_load_n((const T *)src, __ATOMIC_RELAXED);                                \
+    else                                                                                     \
+      memcpy(&v_, src, W);                                                                   \
+    if (__builtin_expect(gasneti_word_aligned(dst, W), 1))                                   \
+      __atomic_store_n((T *)dst, v_, __ATOMIC_RELAXED);                                      \
+    else                                                                                     \
+      memcpy(dst, &v_, W);                                                                   \
+  } while (0)
+/* 8 bytes first: the common word (a double, a pointer, a 64-bit counter) takes no jump. */
 static inline void gasneti_copy(void *dst, const void *src, size_t n) {
-  if (gasneti_is_word_size(n)) gasneti_word_store(dst, gasneti_word_load(src, n), n);
+  if (__builtin_expect(n == 8, 1)) GASNETI_COPY_WORD(gasneti_word64_t, 8);
+  else if (n == 4) GASNETI_COPY_WORD(gasneti_word32_t, 4);
+  else if (n == 2) GASNETI_COPY_WORD(gasneti_word16_t, 2);
+  else if (n == 1)
+    __atomic_store_n((uint8_t *)dst, __atomic_load_n((const uint8_t *)src, __ATOMIC_RELAXED),
+                     __ATOMIC_RELAXED);
   else memcpy(dst, src, n);
 }
+#undef GASNETI_COPY_WORD
 
 /* ---- one shape for every form: direct when reachable, else the AM path ------------------ */
 static inline gasnet_handle_t gasneti_put(const char *what, gasnet_node_t node, void *dest,
                                           const void *src, size_t n, int kind, int bulk) {
   GASNETI_RMA_CHECK(what, node, dest, n);
-  if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    if (bulk) memcpy(gasneti_pshm_addr(node, dest), src, n);
-    else gasneti_copy(gasneti_pshm_addr(node, dest), src, n);
+  uintptr_t direct = gasneti_pshm_direct[node];
+  if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
+    if (bulk) memcpy(gasneti_direct_addr(direct, dest), src, n);
+    else gasneti_copy(gasneti_direct_addr(direct, dest), src, n);
     return GASNET_INVALID_HANDLE;
   }
   return gasneti_put_am(node, dest, src, n, kind, bulk);
@@ -108,9 +141,10 @@ static inline gasnet_handle_t gasneti_put(const char *what, gasnet_node_t node, 
 static inline gasnet_handle_t gasneti_get(const char *what, void *dest, gasnet_node_t node,
                                           const void *src, size_t n, int kind, int bulk) {
   GASNETI_RMA_CHECK(what, node, src, n);
-  if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    if (bulk) memcpy(dest, gasneti_pshm_addr(node, src), n);
-    else gasneti_copy(dest, gasneti_pshm_addr(node, src), n);
+  uintptr_t direct = gasneti_pshm_direct[node];
+  if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
+    if (bulk) memcpy(dest, gasneti_direct_addr(direct, src), n);
+    else gasneti_copy(dest, gasneti_direct_addr(direct, src), n);
     return GASNET_INVALID_HANDLE;
   }
   return gasneti_get_am(dest, node, src, n, kind);
@@ -119,8 +153,9 @@ static inline gasnet_handle_t gasneti_get(const char *what, void *dest, gasnet_n
 static inline gasnet_handle_t gasneti_memset(const char *what, gasnet_node_t node, void *dest,
                                              int val, size_t n, int kind) {
   GASNETI_RMA_CHECK(what, node, dest, n);
-  if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    memset(gasneti_pshm_addr(node, dest), val, n);
+  uintptr_t direct = gasneti_pshm_direct[node];
+  if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
+    memset(gasneti_direct_addr(direct, dest), val, n);
     return GASNET_INVALID_HANDLE;
   }
   return gasneti_memset_am(node, dest, val, n, kind);
@@ -176,9 +211,17 @@ static inline void gasnet_wait_syncnb(gasnet_handle_t handle) {
 static inline int gasnet_try_syncnb(gasnet_handle_t handle) {
   return handle == GASNET_INVALID_HANDLE ? GASNET_OK : gasneti_try_syncnb(handle);
 }
-/* One pass that ORs the handles (no branch per handle, so it vectorises): direct operations
- * leave an array of GASNET_INVALID_HANDLE, and checking it costs a few loads. */
+/* Operations of the process not yet synchronized (every live handle, access region and value
+ * get; csrc/core/rma counts them). While it is zero, every handle a client holds is
+ * GASNET_INVALID_HANDLE, so syncing an array of them is one load, not a pass over the array
+ * (which cost a window of 16 direct puts a third of its rate). A debug build still reads the
+ * array, to catch a handle synchronized twice. Otherwise one pass that ORs the handles (no
+ * branch per handle): direct operations leave an array of GASNET_INVALID_HANDLE. */
+extern int64_t gasneti_ops_live;
 static inline void gasnet_wait_syncnb_all(gasnet_handle_t *handles, size_t numhandles) {
+#ifndef GASNETI_DEBUG
+  if (__atomic_load_n(&gasneti_ops_live, __ATOMIC_RELAXED) == 0) return;
+#endif
   uintptr_t pending = 0;
   for (size_t i = 0; i < numhandles; i++) pending |= (uintptr_t)handles[i];
   if (pending != (uintptr_t)GASNET_INVALID_HANDLE) gasneti_wait_syncnb_all(handles, numhandles);
@@ -280,8 +323,9 @@ static inline gasnet_handle_t gasneti_put_val(const char *what, gasnet_node_t no
                                               gasnet_register_value_t value, size_t nbytes,
                                               int kind) {
   GASNETI_RMA_CHECK(what, node, dest, nbytes);
-  if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    void *p = gasneti_pshm_addr(node, dest);
+  uintptr_t direct = gasneti_pshm_direct[node];
+  if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
+    void *p = gasneti_direct_addr(direct, dest);
     if (gasneti_is_word_size(nbytes)) gasneti_word_store(p, gasneti_value_word(value, nbytes), nbytes);
     else memcpy(p, gasneti_value_bytes(&value, nbytes), nbytes);
     return GASNET_INVALID_HANDLE;
@@ -313,8 +357,9 @@ static inline gasnet_register_value_t gasneti_load_value(const void *p, size_t n
 static inline gasnet_register_value_t gasnet_get_val(gasnet_node_t node, void *src,
                                                      size_t nbytes) {
   GASNETI_RMA_CHECK("gasnet_get_val", node, src, nbytes);
-  if (__builtin_expect(gasneti_pshm_reach[node], 1))
-    return gasneti_load_value(gasneti_pshm_addr(node, src), nbytes);
+  uintptr_t direct = gasneti_pshm_direct[node];
+  if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1))
+    return gasneti_load_value(gasneti_direct_addr(direct, src), nbytes);
   gasnet_register_value_t v = 0;
   gasneti_get_am((void *)gasneti_value_bytes(&v, nbytes), node, src, nbytes, GASNETI_RMA_BLOCKING);
   return v;
@@ -331,8 +376,9 @@ gasnet_register_value_t gasneti_wait_syncnb_valget(gasnet_valget_handle_t handle
 static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src,
                                                        size_t nbytes) {
   GASNETI_RMA_CHECK("gasnet_get_nb_val", node, src, nbytes);
-  if (__builtin_expect(gasneti_pshm_reach[node], 1)) {
-    uintptr_t p = (uintptr_t)gasneti_pshm_addr(node, src);
+  uintptr_t direct = gasneti_pshm_direct[node];
+  if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
+    uintptr_t p = (uintptr_t)gasneti_direct_addr(direct, src);
     if (__builtin_expect((p & ~GASNETI_VALGET_ADDR_MASK) == 0 && nbytes - 1 < 8, 1))
       return (gasnet_valget_handle_t)(GASNETI_VALGET_DIRECT | ((uintptr_t)nbytes << 56) | p);
   }

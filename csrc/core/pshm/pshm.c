@@ -89,4 +89,11 @@ void gasneti_pshm_attach_segments(void) {
     void *local = gasneti_shm_map('s', peer, gasneti_seginfo[peer].size);
     gasneti_pshm_offset[peer] = (uintptr_t)local - (uintptr_t)gasneti_seginfo[peer].addr;
   }
+  /* The inline paths go direct from now on: to this rank's own segment and to every mapped
+   * peer's (a peer without a segment stays far: its AM path reports the bad address). */
+  for (int i = 0; i < gasneti_snode_size; i++) {
+    gasnet_node_t peer = gasneti_snode_peers[i];
+    if (peer == gasneti_mynode || gasneti_seginfo[peer].size != 0)
+      gasneti_pshm_direct[peer] = gasneti_pshm_offset[peer];
+  }
 }

@@ -49,6 +49,18 @@ static void refill(gasneti_rma_thread_t *td) {
   td->free_ops = block;
 }
 
+int64_t gasneti_ops_live; /* gasnet_extended.h: ops between gasneti_op_get and gasneti_op_put */
+
+/* Ops may be synchronized by another thread than the one that issued them, so the count is
+ * the process's. */
+static inline void count_live(int64_t delta) {
+#if GASNETI_THREADS
+  __atomic_fetch_add(&gasneti_ops_live, delta, __ATOMIC_RELAXED);
+#else
+  gasneti_ops_live += delta;
+#endif
+}
+
 gasneti_op_t *gasneti_op_get(void) {
   gasneti_rma_thread_t *td = &gasneti_rma_td;
   if (GASNETI_UNLIKELY(!td->free_ops)) refill(td);
@@ -57,11 +69,13 @@ gasneti_op_t *gasneti_op_get(void) {
   atomic_store_explicit(&op->pending, 0, memory_order_relaxed);
   op->value = 0;
   op->state = GASNETI_OP_LIVE;
+  count_live(1);
   return op;
 }
 
 void gasneti_op_put(gasneti_op_t *op) {
   op->state = GASNETI_OP_FREE;
+  count_live(-1);
   op->next = gasneti_rma_td.free_ops;
   gasneti_rma_td.free_ops = op;
 }
