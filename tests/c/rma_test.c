@@ -1,7 +1,8 @@
 /* rma_test.c: every extended-API call with sizes 0..4 MiB, aligned and unaligned, local buffers
  * in and out of the segment, to the right neighbour and to itself; 10,000 outstanding nb/nbi
  * operations synced in every order; value forms of 1, 2, 4 and 8 bytes; access regions opened
- * concurrently by 4 threads (PAR). "rma_test bad-put" puts outside a segment (debug check). */
+ * concurrently by 4 threads, and handles synced by another thread than their issuer's (PAR).
+ * "rma_test bad-put" puts outside a segment (debug check). */
 #include <string.h>
 
 #include "test_util.h"
@@ -269,6 +270,44 @@ static void *region_thread(void *arg) {
   return NULL;
 }
 
+/* Handles issued by one thread and synchronized by another: gasnet_wait_syncnb_all skips its
+ * array only while the process (not the calling thread) has no live operation, so the
+ * syncing thread must still wait for the issuer's gets. */
+enum { CROSS = 256 };
+static gasnet_handle_t cross_h[CROSS];
+static uint64_t cross_got[CROSS];
+
+static void *cross_issue(void *arg) {
+  (void)arg;
+  uint8_t *remote = seg_at(thread_target, GET_AREA);
+  for (int i = 0; i < CROSS; i++)
+    cross_h[i] = gasnet_get_nb_bulk(&cross_got[i], thread_target, remote + 8 * (size_t)i, 8);
+  return NULL;
+}
+
+static void *cross_sync(void *arg) {
+  (void)arg;
+  gasnet_wait_syncnb_all(cross_h, CROSS);
+  return NULL;
+}
+
+static void cross_thread_handles(int target) {
+  memset(cross_got, 0, sizeof cross_got);
+  thread_target = target;
+  pthread_t issuer, syncer;
+  pthread_create(&issuer, NULL, cross_issue, NULL);
+  pthread_join(issuer, NULL);
+  pthread_create(&syncer, NULL, cross_sync, NULL);
+  pthread_join(syncer, NULL);
+  for (int i = 0; i < CROSS; i++) {
+    CHECK(cross_h[i] == GASNET_INVALID_HANDLE, "handle %d still set after wait_syncnb_all", i);
+    const uint8_t *b = (const uint8_t *)&cross_got[i];
+    for (int k = 0; k < 8; k++)
+      CHECK(b[k] == pattern_byte((uint32_t)target, 8 * (size_t)i + (size_t)k),
+            "get %d issued by one thread, synced by another: byte %d wrong", i, k);
+  }
+}
+
 static void threaded_regions(int target, int writer) {
   memset(seg_at(me, PUT_AREA), 0, THREADS * 65536);
   thread_target = target;
@@ -310,6 +349,7 @@ int main(int argc, char **argv) {
     many_outstanding(target);
 #ifdef GASNET_PAR
     threaded_regions(target, writer);
+    cross_thread_handles(target);
 #endif
     test_barrier();
     if (me == 0) printf("rma_test: pass %d done\n", pass);
