@@ -187,3 +187,13 @@ def native(opt_build):
     sys.path.insert(0, str(opt_build.path / "python"))
     from gasnetrun import _native
     return _native
+
+
+@pytest.fixture(scope="session")
+def ibv_launch(native):
+    """The ibv conduit's launcher half (csrc/conduits/ibv/launch), from the optimized build."""
+    import importlib
+    try:
+        return importlib.import_module("gasnetrun.conduits.ibv")
+    except ImportError:
+        pytest.skip("this build has no ibv conduit (libibverbs-dev is not installed)")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from watch import watch
 from conftest import BUILDS, FAKE_NODE, ROOT, Build, built, fakeverbs_env, job_env
 
 NODES = ROOT / "tests" / "fixtures" / "nodes"
@@ -283,38 +284,36 @@ def test_connectfile_out_needs_a_rank_placeholder(opt_ibv, tmp_path):
     assert result.returncode != 0 and "has no '%'" in result.stderr, result.describe()
 
 
-def test_forged_datagrams_from_a_local_process_are_ignored(opt_ibv):
-    """A process outside the job sends a rank an exit notice (code 0) and a "rank 0 finished"
-    notice, with the job's tag read from the rank's environment: the rank ignores both."""
+@pytest.mark.parametrize("forged, reason", [
+    ("qp", r"claims rank 0 but came from queue pair \d+, not that rank's"),
+    ("lid", r"claims rank 0 but came from LID \d+, not that rank's")])
+def test_forged_datagrams_from_a_local_process_are_ignored(opt_ibv, tmp_path, forged, reason):
+    """A process outside the job sends rank 1 an exit notice (code 0) and a "rank 0 finished"
+    notice, with the job's tag read from the rank's environment, from rank 0's own port (only
+    the queue pair gives it away) or from another port: the rank ignores both, naming why."""
     env = job_env({**opt_ibv.conduit_env(), **NO_PSHM})
+    release = tmp_path / "release"
     job = subprocess.Popen([opt_ibv.gasnetrun, "-n", "2", opt_ibv.test_program("misuse_test"),
-                            "linger", "3"], env=env, stdout=subprocess.PIPE,
+                            "hold", str(release)], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
+    out, err = watch(job)
     try:
-        deadline = time.monotonic() + 20
-        pid = None
-        while pid is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-            for proc in Path("/proc").glob("[0-9]*"):
-                try:
-                    cmd = (proc / "cmdline").read_bytes()
-                    environ = (proc / "environ").read_bytes()
-                except OSError:
-                    continue
-                if b"misuse_test" in cmd and b"GASNETRUN_RANK=1\0" in environ:
-                    pid = int(proc.name)
-        assert pid, "rank 1 did not start"
-        time.sleep(0.5)  # its UD queue pair exists once gasnet_init ran
-        forged = subprocess.run([str(opt_ibv.path / "fakeverbs" / "fv_hostile"), str(pid)],
-                                env=env, capture_output=True, text=True, timeout=30)
-        assert forged.returncode == 0, forged.stderr
-        out, err = job.communicate(timeout=60)
+        pids = {}
+        while len(pids) < 2:
+            m = out.wait_for(r"rank (\d+) pid (\d+) attached")
+            pids[int(m.group(1))] = m.group(2)
+        forged_run = subprocess.run([str(opt_ibv.path / "fakeverbs" / "fv_hostile"), pids[1],
+                                     pids[0], forged], env=env, capture_output=True, text=True,
+                                    timeout=30)
+        assert forged_run.returncode == 0, forged_run.stderr
+        err.wait_for(reason)  # both datagrams came and were refused for that reason
+        release.touch()
+        job.wait(timeout=60)
     finally:
         if job.poll() is None:
             job.kill()
-    assert job.returncode == 0, err
-    assert out.count("lingered") == 2, out + err
-    assert "ignored a malformed or stray connection datagram" in err, err
+    assert job.returncode == 0, err.rest()
+    assert out.rest().count("lingered") == 2, "".join(out.seen + err.seen)
 
 
 def test_a_malformed_connect_file_is_named_with_line_and_column(opt_ibv, tmp_path):
@@ -333,13 +332,14 @@ def max_local_segment(result) -> int:
     return int(m.group(1))
 
 
-def test_physmem_max_covers_segment_and_buffers_with_gasnetruns_arithmetic(opt_ibv, native):
+def test_physmem_max_covers_segment_and_buffers_with_gasnetruns_arithmetic(opt_ibv, native,
+                                                                         ibv_launch):
     """The largest segment is this rank's GASNET_PHYSMEM_MAX share less the buffers it
     registers, computed by the same C code gasnetrun's plan uses."""
     result = opt_ibv.job(2, "info_test", env={**NO_PSHM, "GASNET_PHYSMEM_MAX": "512M",
                                               "GASNET_MAX_SEGSIZE": "1G"})
     assert result.returncode == 0, result.describe()
-    plan = native.ibv_plan(2, 1)
+    plan = ibv_launch.native.ibv_plan(2, 1)
     phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     expect = native.segment_budget("1G", "512M", phys, shutil.disk_usage("/dev/shm").free, 2,
                                    native.pshm_host_bytes(2), plan.pool_bytes)

@@ -113,9 +113,10 @@ def test_every_default_parses_and_every_knob_is_documented(native):
             native.check(knob.name.replace("<n>", "0"), knob.default)
 
 
-def test_ports_spec_structure(native):
-    assert native.parse_ports("mlx5_0+mlx5_1:1,2") == [("mlx5_0", []), ("mlx5_1", [1, 2])]
-    assert native.parse_ports("") == []
+def test_ports_spec_structure(ibv_launch):
+    assert ibv_launch.native.parse_ports("mlx5_0+mlx5_1:1,2") == [("mlx5_0", []),
+                                                                   ("mlx5_1", [1, 2])]
+    assert ibv_launch.native.parse_ports("") == []
 
 
 def test_segment_budget_applies_both_limits(native):
@@ -338,7 +339,7 @@ BASES = [2, 3, 5, 8, 10, 11, 16, 20, 27, 32, 35, 36]
 
 
 @pytest.mark.parametrize("seed", range(len(BASES)))
-def test_connect_files_round_trip_random_graphs(native, seed):
+def test_connect_files_round_trip_random_graphs(ibv_launch, seed):
     rng = random.Random(seed)
     nodes = [1, 2, 7, 64, 500, 4096][seed % 6] if seed < 10 else 4096
     base = BASES[seed]
@@ -351,16 +352,16 @@ def test_connect_files_round_trip_random_graphs(native, seed):
             edges.add((min(a, b), max(a, b)))
     if nodes > 10:  # runs of consecutive peers exercise ranges
         edges |= {(0, p) for p in range(1, min(nodes, 40))}
-    text = native.write_connectfile(edges, nodes, base)
+    text = ibv_launch.native.write_connectfile(edges, nodes, base)
     assert text.startswith(f"size: {nodes}\nbase: {base}\n")
-    graph = native.parse_connectfile(text, "rt.conn", nodes)
+    graph = ibv_launch.native.parse_connectfile(text, "rt.conn", nodes)
     assert graph.edges == edges and graph.size == nodes
 
 
-def test_connect_file_documented_examples(native):
-    g = native.parse_connectfile("7:0 4\n7:6\n6:9-12\n1:0\n0:1\n", "ex", 16)
+def test_connect_file_documented_examples(ibv_launch):
+    g = ibv_launch.native.parse_connectfile("7:0 4\n7:6\n6:9-12\n1:0\n0:1\n", "ex", 16)
     assert g.edges == {(0, 7), (4, 7), (6, 7), (6, 9), (6, 10), (6, 11), (6, 12), (0, 1)}
-    g = native.parse_connectfile("base: 36\nz: 10-11\n", "ex", 40)
+    g = ibv_launch.native.parse_connectfile("base: 36\nz: 10-11\n", "ex", 40)
     assert g.edges == {(35, 36), (35, 37)}
 
 
@@ -374,9 +375,9 @@ def test_connect_file_documented_examples(native):
     ("1: 2,3\n", "f.conn:1:5: unexpected ','"),
     ("base: 2\n1: 2\n", "f.conn:2:4: expected a node number, found '2'"),
 ])
-def test_connect_file_errors_carry_file_line_and_column(native, text, message):
+def test_connect_file_errors_carry_file_line_and_column(native, ibv_launch, text, message):
     with pytest.raises(native.ParseError) as err:
-        native.parse_connectfile(text, "f.conn", 8)
+        ibv_launch.native.parse_connectfile(text, "f.conn", 8)
     assert str(err.value) == message
 
 

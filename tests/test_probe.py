@@ -19,11 +19,11 @@ needs_hwloc = pytest.mark.skipif(not HWLOC, reason="hwloc's lstopo-no-graphics i
 
 
 @pytest.fixture(scope="module")
-def gr(opt_build):
-    """The gasnetrun package of the optimized build."""
+def gr(opt_build, ibv_launch):
+    """The generic probe and the ibv conduit's node plan, from the optimized build."""
     sys.path.insert(0, str(opt_build.path / "python"))
-    from gasnetrun import nodeplan, probe
-    return probe, nodeplan
+    from gasnetrun import probe
+    return probe, ibv_launch.nodeplan
 
 
 def node_copy(tmp_path: Path, name: str, topology: str | None = None) -> Path:
@@ -43,9 +43,8 @@ def test_hwloc_bitmaps_with_empty_words(gr):
     assert probe.parse_cpulist("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]
 
 
-def test_ibv_devinfo_records_give_each_hcas_limits(gr):
-    probe, _ = gr
-    found = probe.parse_devinfo((NODES / "single-hca-port-down" / "ibv_devinfo-v.txt").read_text())
+def test_ibv_devinfo_records_give_each_hcas_limits(ibv_launch):
+    found = ibv_launch.hca.parse_devinfo((NODES / "single-hca-port-down" / "ibv_devinfo-v.txt").read_text())
     assert found["mlx4_0"]["max_qp_wr"] == 16351
     assert found["mlx4_0"]["max_mr_size"] == 2**64 - 1
     assert found["mlx4_0"]["fw_ver"] == "2.42.5000"
@@ -77,16 +76,16 @@ def test_a_recorded_lstopo_xml_topology(gr):
     assert [n.cpus[0] for n in topo.numa] == [0, 64] and [n.socket for n in topo.numa] == [0, 1]
 
 
-def test_recorded_nodes_probe_their_hcas_ports_and_memory(gr):
+def test_recorded_nodes_probe_their_hcas_ports_and_memory(gr, ibv_launch):
     probe, _ = gr
     found = probe.probe_host(str(NODES / "quad-hca-gpu"))
-    names = [h.name for h in found.hcas]
-    assert names == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"]
-    assert [h.numa for h in found.hcas] == [0, 0, 1, 1, 1]
-    assert found.hcas[4].ports[0].link_layer == "Ethernet" and not found.hcas[4].usable_ports()
+    hcas = ibv_launch.hcas_of(found)
+    assert [h.name for h in hcas] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"]
+    assert [h.numa for h in hcas] == [0, 0, 1, 1, 1]
+    assert hcas[4].ports[0].link_layer == "Ethernet" and not hcas[4].usable_ports()
     assert found.memory == 1056763904 * 1024 and found.memlock is None
     down = probe.probe_host(str(NODES / "single-hca-port-down"))
-    assert [p.state for p in down.hcas[0].ports] == ["ACTIVE", "DOWN"]
+    assert [p.state for p in ibv_launch.hcas_of(down)[0].ports] == ["ACTIVE", "DOWN"]
     assert down.memlock == 65536 * 1024
 
 
@@ -158,12 +157,12 @@ def test_depths_and_credits_beyond_the_hcas_limits_are_problems(gr, tmp_path, en
     assert not nodeplan.plan_host(probe.probe_host(str(node)), 4, 16, {}).problems
 
 
-def test_a_low_memlock_limit_sets_physmem_and_a_tiny_one_stops_the_job(gr, tmp_path, native):
+def test_a_low_memlock_limit_sets_physmem_and_a_tiny_one_stops_the_job(gr, tmp_path, ibv_launch):
     probe, nodeplan = gr
     found = probe.probe_host(str(NODES / "single-hca-port-down"))  # memlock 64 MiB
     plan = nodeplan.plan_host(found, 4, 16, {})
     assert plan.env["GASNET_PHYSMEM_MAX"] == str(4 * 64 << 20)
-    buffers = native.ibv_plan(16, 12)
+    buffers = ibv_launch.native.ibv_plan(16, 12)
     assert plan.segment_per_rank == (64 << 20) - buffers.pool_bytes - \
         ((64 << 20) - buffers.pool_bytes) % 4096 or plan.segment_per_rank < (64 << 20)
     assert plan.segment_per_rank + buffers.pool_bytes <= 64 << 20
@@ -182,10 +181,11 @@ def test_no_usable_port_is_a_problem_naming_every_port(gr, tmp_path):
     assert "mlx4_0 (NUMA 0; ports 1 DOWN, 2 DOWN)" in plan.problems[0]
 
 
-def test_notes_of_many_hosts_fold_into_one_line(gr):
-    _, nodeplan = gr
+def test_notes_of_many_hosts_fold_into_one_line(opt_build):
+    sys.path.insert(0, str(opt_build.path / "python"))
+    from gasnetrun.notes import group_notes
     notes = [f"host n{i}: same" for i in range(1, 9)] + ["host gpu1: other"]
-    assert nodeplan.group_notes(notes) == ["hosts n[1-8]: same", "host gpu1: other"]
+    assert group_notes(notes) == ["hosts n[1-8]: same", "host gpu1: other"]
 
 
 # ---- gasnetrun --probe --------------------------------------------------------------------------------
@@ -205,7 +205,8 @@ def test_probe_prints_a_table_and_json(opt_build):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     (row,) = data["types"]
-    assert row["plan"]["ports_by_socket"] == {"0": "mlx5_0:1+mlx5_1:1", "1": "mlx5_2:1+mlx5_3:1"}
+    assert row["plans"]["ibv"]["ports_by_socket"] == {"0": "mlx5_0:1+mlx5_1:1",
+                                                      "1": "mlx5_2:1+mlx5_3:1"}
     assert row["ranks_per_host"] == 64  # one per core when -n is not given
     assert data["unreachable"] == []
 

@@ -145,7 +145,7 @@ def test_ibv_across_hosts_each_agent_plans_its_own_host(cluster):
     import json
     (row,) = json.loads(probe.stdout)["types"]
     assert row["count"] == 4 and row["hosts"] == "10.78.0.[1-4]", row
-    assert row["plan"]["ports_by_socket"] == {"0": "mlx5_0:1,2", "1": "mlx5_1:1,2"}
+    assert row["plans"]["ibv"]["ports_by_socket"] == {"0": "mlx5_0:1,2", "1": "mlx5_1:1,2"}
 
 
 def test_16_hosts_with_out_degree_2(cluster, udp_build):

@@ -48,6 +48,21 @@ def test_spawner_launch_sides_type_check(cache_dir: Path) -> None:
     assert not failures, "\n".join(failures)
 
 
+def test_conduit_launcher_halves_type_check(cache_dir: Path) -> None:
+    """Each conduit's launcher half (csrc/conduits/<name>/launch/, a package that imports
+    gasnetrun.*), as the build installs it into gasnetrun.conduits."""
+    halves = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("csrc/conduits/*/launch")
+                    if (p / "__init__.py").exists())
+    assert "csrc/conduits/ibv/launch" in halves
+    failures = []
+    for path in halves:
+        result = mypy(cache_dir, path)
+        if result.returncode != 0:
+            failures.append(f"mypy {path} (exit {result.returncode}):\n"
+                            f"{result.stdout}{result.stderr}")
+    assert not failures, "\n".join(failures)
+
+
 def test_tuner_package_type_checks(cache_dir: Path) -> None:
     result = mypy(cache_dir, "python/tuner")
     assert result.returncode == 0, f"mypy python/tuner:\n{result.stdout}{result.stderr}"

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "knobs/knob_api.h"
+#include "knob_api.h"
 
 /* The environment's text for a knob (validated), or NULL when unset or empty. */
 const char *gasneti_knob_text(const char *name);

@@ -70,5 +70,6 @@ int gasneti_front_supervise(gasneti_front_job_t *job);
 extern const char gasneti_front_python[];         /* the interpreter of the Python gasnetrun */
 extern const char gasneti_front_spawners[];       /* this build's spawners, comma-separated */
 extern const char gasneti_front_multi_host[];     /* conduits that span hosts, comma-separated */
+extern const char gasneti_front_planned[];        /* conduits with a launcher half (Python's) */
 
 #endif

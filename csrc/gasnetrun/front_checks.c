@@ -9,8 +9,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "../core/knobs/knob_api.h"
-#include "../core/pshm/pshm_layout.h"
+#include "knob_api.h"
+#include "pshm_layout.h"
 #include "front.h"
 
 extern char **environ;

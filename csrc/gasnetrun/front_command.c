@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../core/knobs/knob_api.h"
+#include "knob_api.h"
 #include "front.h"
 #include "launch_env.h"
 

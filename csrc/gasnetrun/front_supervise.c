@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/exit/exit_policy.h"
+#include "exit_policy.h"
 #include "front.h"
 
 typedef struct {

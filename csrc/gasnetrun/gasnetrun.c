@@ -68,9 +68,9 @@ static int plan(int argc, char **argv, gasneti_front_job_t *job) {
   if (!job->program) return 0;
   gasneti_front_ident_t ident;
   if (!gasneti_front_read_ident(job->program, &ident)) return 0;
-  /* ibv jobs are probed and planned per node (Python); a one-host conduit on a job that may
-   * span the allocation's hosts is Python's to refuse or allow. */
-  if (strcmp(ident.conduit, "ibv") == 0) return 0;
+  /* A conduit with a launcher half (it probes and plans nodes) is Python's; so is a one-host
+   * conduit on a job that may span the allocation's hosts, to refuse or allow. */
+  if (gasneti_front_has_word(gasneti_front_planned, ident.conduit)) return 0;
   if (host_variable && !gasneti_front_has_word(gasneti_front_multi_host, ident.conduit)) return 0;
   if (!gasneti_front_has_word(ident.spawners, job->spawner)) return 0;
   return gasneti_front_build_command(job, argv + args.program, argc - args.program);

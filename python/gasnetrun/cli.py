@@ -9,7 +9,7 @@ import shlex
 import sys
 from typing import Mapping, TypedDict
 
-from . import _native, knobdocs, workdir
+from . import _native, conduits, knobdocs, workdir
 from . import spawners as spawner_registry
 from .agent.ranks import SpawnError
 from .envcheck import EnvFileError, job_environment, validate
@@ -135,11 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--info", action="store_true",
                    help="print what this build has: conduits, threading modes, spawners, limits")
     p.add_argument("--probe", action="store_true",
-                   help="probe the job's hosts (topology, HCAs, memory) and print what an ibv "
-                        "job's ranks would get there")
+                   help="probe the job's hosts (topology, memory, each conduit's devices) and "
+                        "print what a job's ranks would get there")
     p.add_argument("--connect", nargs=2, metavar=("record|replay", "DIR"),
-                   help="ibv: record the connections a job uses into DIR (one connect file per "
-                        "node), or replay them at the start of the next job")
+                   help="record the connections a job uses into DIR (one connect file per "
+                        "node), or replay them at the start of the next job (conduits that "
+                        "connect on demand)")
     p.add_argument("--json", action="store_true", help="--knobs, --info, --probe and -t as JSON")
     p.add_argument("--version", action="version", version=f"gasnetrun {VERSION}")
     p.add_argument("program", nargs="?", help="the GASNet program")
@@ -200,7 +201,8 @@ def check_program(ident: ProgramIdent | None, plan: Plan, spawner: Spawner) -> N
     if len(plan.hosts) > 1 and ident.conduit not in info["multi_host_conduits"]:
         raise UsageError(f"{plan.program} was built for the {ident.conduit} conduit, which runs "
                          f"on one host, but this job spans {len(plan.hosts)} hosts; rebuild it "
-                         "with a network conduit (udp)")
+                         "with a network conduit ("
+                         f"{', '.join(info['multi_host_conduits']) or 'none in this build'})")
     if spawner.name not in ident.spawners:
         raise UsageError(f"{plan.program} has no '{spawner.name}' spawner (its library has "
                          f"{', '.join(ident.spawners) or 'none'}); choose one of those or rebuild")
@@ -328,14 +330,13 @@ def main(argv: list[str] | None = None) -> int:
             plan.notes += prepare_connect(args.connect, ident, plan, spawner)
     except UsageError as err:
         return usage_error(parser, str(err))
-    if ident and ident.conduit == "ibv":
-        # Imported here: jobs of other conduits need no probing, and start faster without it.
-        from .nodeplan import group_notes
-        from .probecmd import prepare_ibv_job
-        problems, ibv_notes = prepare_ibv_job(plan, spawner.name)
-        plan.notes += group_notes(ibv_notes)
-        if problems:
-            for problem in problems:
+    if ident:  # the program's conduit prepares the job (a conduit without a launcher half: nothing)
+        prepared = conduits.prepare(ident.conduit, plan, spawner.name)
+        if prepared.notes:
+            from .notes import group_notes
+            plan.notes += group_notes(prepared.notes)
+        if prepared.problems:
+            for problem in prepared.problems:
                 print(f"gasnetrun: error: {problem}", file=sys.stderr)
             print("gasnetrun: the job was not started (the node plan found a problem)",
                   file=sys.stderr)
@@ -377,10 +378,11 @@ def main(argv: list[str] | None = None) -> int:
     except SpawnError as err:
         say(f"error: {err}")
         code = 1
-    if args.connect and args.connect[0] == "record":
-        from .connect import finish_record
-        for line in finish_record(args.connect[1], plan):
-            say(line)
+    if args.connect and args.connect[0] == "record" and ident:
+        mod = conduits.module(ident.conduit)
+        if mod is not None:
+            for line in mod.finish_connect(args.connect[1], plan):
+                say(line)
     return code
 
 
@@ -389,14 +391,17 @@ def prepare_connect(connect: list[str], ident: ProgramIdent | None, plan: Plan,
     mode, directory = connect
     if mode not in ("record", "replay"):
         raise UsageError(f"--connect '{mode}': expected record or replay, then a directory")
-    if ident is None or ident.conduit != "ibv":
+    mod = conduits.module(ident.conduit) if ident else None
+    if ident is None or mod is None or not hasattr(mod, "connect"):
         built = f"is built for the {ident.conduit} conduit" if ident else "is no GASNet program"
-        raise UsageError(f"--connect makes connect files for the ibv conduit, but {plan.program} "
+        having = [name for name, _ in conduits.with_hook("connect")]
+        raise UsageError(f"--connect makes connect files for conduits that connect on demand "
+                         f"({', '.join(having) or 'none in this build'}), but {plan.program} "
                          f"{built}")
-    from .connect import ConnectError, prepare  # (ibv jobs only)
     try:
-        return prepare(mode, directory, plan, spawner.name)
-    except ConnectError as err:
+        notes: list[str] = mod.connect(mode, directory, plan, spawner.name)
+        return notes
+    except ValueError as err:
         raise UsageError(str(err)) from err
 
 

@@ -27,7 +27,7 @@ class Plan:
     placed: bool = False          # the user placed ranks (-H, --hostfile, -N, --ppn, --map-by)
     cyclic: bool = False          # --map-by cyclic
     notes: list[str] = field(default_factory=list)  # what -v says about how the plan was made
-    plan_nodes: bool = False      # each host's agent probes it and plans its ibv knobs
+    node_planner: str = ""        # the conduit whose launcher half plans each host (its agent)
     host_env: dict[str, dict[str, str]] = field(default_factory=dict)  # per host, on top of env
 
     @property

@@ -1,12 +1,12 @@
-"""What gasnetrun learns about a host before an ibv job: its topology (hwloc's lstopo: sockets,
-NUMA nodes, cores), its RDMA devices (sysfs: ports with their state, link layer and rate, the
-NUMA node each HCA hangs off; `ibv_devinfo -v`: limits such as max_qp_wr and max_mr_size), its
-memory and the memlock limit.
+"""What gasnetrun learns about a host before a job that plans its nodes: its topology (hwloc's
+lstopo: sockets, NUMA nodes, cores), its memory, free shared memory and memlock limit, and what
+each conduit's launcher half finds of its own devices (gasnetrun.conduits: probe_devices).
 
-A recorded node, a directory holding sys/ (the sysfs subset), ibv_devinfo-v.txt,
-topology.synthetic (an hwloc synthetic description) or topology.xml (lstopo's XML), meminfo and
-memlock (what `ulimit -l` prints), stands in for the host when GASNET_PROBE_ROOT names it: for
-planning a cluster's nodes from elsewhere, and for tests (tests/fixtures/nodes)."""
+A recorded node, a directory holding sys/ (the sysfs subset), topology.synthetic (an hwloc
+synthetic description) or topology.xml (lstopo's XML), meminfo and memlock (what `ulimit -l`
+prints), and what conduits' probes read (such as ibv_devinfo-v.txt), stands in for the host
+when GASNET_PROBE_ROOT names it: for planning a cluster's nodes from elsewhere, and for tests
+(tests/fixtures/nodes)."""
 from __future__ import annotations
 
 import hashlib
@@ -21,33 +21,6 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-LIMIT_KEYS = ("max_qp_wr", "max_qp", "max_cqe", "max_srq_wr", "max_sge", "max_mr_size",
-              "max_qp_rd_atom")
-
-
-@dataclass
-class Port:
-    number: int
-    state: str       # ACTIVE, DOWN, INIT, ARMED
-    link_layer: str  # InfiniBand or Ethernet
-    rate: str
-    lid: int
-
-
-@dataclass
-class Hca:
-    name: str
-    numa: int                    # -1: the system does not say
-    ports: list[Port]
-    fw_ver: str = ""
-    board_id: str = ""
-    limits: dict[str, int] = field(default_factory=dict)
-
-    def usable_ports(self) -> list[int]:
-        """Ports the ibv conduit can use: active, on InfiniBand (it routes by LID)."""
-        return [p.number for p in self.ports
-                if p.state == "ACTIVE" and p.link_layer == "InfiniBand"]
 
 
 @dataclass
@@ -76,21 +49,24 @@ class Topology:
 class HostProbe:
     host: str
     topology: Topology | None
-    hcas: list[Hca]
     memory: int            # bytes
     memlock: int | None    # bytes a process may lock; None: unlimited
     shm_free: int          # free bytes of /dev/shm (segments and AM queues live there)
     source: str            # "host" or the recorded node's directory
     notes: list[str] = field(default_factory=list)  # what could not be probed
+    devices: dict[str, Any] = field(default_factory=dict)  # per conduit: what its probe found
 
     def type_key(self) -> str:
-        """Hosts of one type plan alike: everything but the name and the LIDs."""
+        """Hosts of one type plan alike: everything but the name and what each conduit says
+        differs from host to host (an HCA port's LID)."""
+        from . import conduits
         data = asdict(self)
         data.pop("host")
         data.pop("source")
-        for hca in data["hcas"]:
-            for port in hca["ports"]:
-                port.pop("lid")
+        for name, found in self.devices.items():
+            mod = conduits.module(name)
+            if mod is not None and hasattr(mod, "device_key"):
+                data["devices"][name] = mod.device_key(found)
         return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_json(self) -> dict[str, Any]:
@@ -104,17 +80,12 @@ class HostProbe:
             source=str(topo["source"]),
             numa=[NumaNode(int(n["index"]), int(n["socket"]), [int(c) for c in n["cpus"]])
                   for n in topo["numa"]])
-        hcas = [Hca(name=str(h["name"]), numa=int(h["numa"]), fw_ver=str(h["fw_ver"]),
-                    board_id=str(h["board_id"]),
-                    limits={str(k): int(v) for k, v in h["limits"].items()},
-                    ports=[Port(int(p["number"]), str(p["state"]), str(p["link_layer"]),
-                                str(p["rate"]), int(p["lid"])) for p in h["ports"]])
-                for h in data["hcas"]]
-        return cls(host=str(data["host"]), topology=topology, hcas=hcas,
+        return cls(host=str(data["host"]), topology=topology,
                    memory=int(data["memory"]),
                    memlock=None if data["memlock"] is None else int(data["memlock"]),
                    shm_free=int(data["shm_free"]), source=str(data["source"]),
-                   notes=[str(n) for n in data.get("notes", [])])
+                   notes=[str(n) for n in data.get("notes", [])],
+                   devices=dict(data.get("devices", {})))
 
 
 # ---- parsers (each takes text, so recorded fixtures and live hosts go the same way) -------------
@@ -164,25 +135,6 @@ def parse_hwloc_xml(text: str, source: str) -> Topology:
                     cores=cores or pus, pus=pus, source=source)
 
 
-def parse_devinfo(text: str) -> dict[str, dict[str, Any]]:
-    """`ibv_devinfo -v`: per hca_id, its device attributes (port blocks are left to sysfs)."""
-    out: dict[str, dict[str, Any]] = {}
-    current: dict[str, Any] | None = None
-    for line in text.splitlines():
-        m = re.match(r"^hca_id:\s*(\S+)", line)
-        if m:
-            current = out.setdefault(m.group(1), {})
-            continue
-        m = re.match(r"^\t(\w+):\s*(\S+)", line)  # one tab: device level, not port level
-        if current is not None and m:
-            key, value = m.group(1), m.group(2)
-            if key in LIMIT_KEYS:
-                current[key] = int(value, 0)
-            elif key == "fw_ver":
-                current[key] = value
-    return out
-
-
 def read(path: Path, default: str = "") -> str:
     try:
         return path.read_text().strip()
@@ -199,23 +151,6 @@ def parse_size_kb(text: str) -> int | None:
 
 
 # ---- gathering ----------------------------------------------------------------------------------
-def sysfs_hcas(sysfs: Path) -> list[Hca]:
-    base = sysfs / "class" / "infiniband"
-    hcas = []
-    for dev in sorted(base.iterdir()) if base.is_dir() else []:
-        ports = []
-        for pdir in sorted((dev / "ports").iterdir(), key=lambda p: int(p.name)) \
-                if (dev / "ports").is_dir() else []:
-            state = read(pdir / "state").split(":")[-1].strip() or "UNKNOWN"
-            lid_text = read(pdir / "lid", "0")
-            ports.append(Port(int(pdir.name), state, read(pdir / "link_layer", "InfiniBand"),
-                              read(pdir / "rate"), int(lid_text, 0) if lid_text else 0))
-        numa_text = read(dev / "device" / "numa_node", "-1")
-        hcas.append(Hca(name=dev.name, numa=int(numa_text) if numa_text else -1, ports=ports,
-                        fw_ver=read(dev / "fw_ver"), board_id=read(dev / "board_id")))
-    return hcas
-
-
 def sysfs_topology(sysfs: Path) -> Topology | None:
     """Without hwloc: /sys/devices/system (NUMA nodes, CPU packages)."""
     cpu_dir = sysfs / "devices" / "system" / "cpu"
@@ -254,17 +189,6 @@ def hwloc_topology(args: list[str], source: str) -> Topology | None:
         return None
 
 
-def run_devinfo() -> dict[str, dict[str, Any]] | None:
-    exe = shutil.which("ibv_devinfo")
-    if not exe:
-        return None
-    try:
-        proc = subprocess.run([exe, "-v"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return parse_devinfo(proc.stdout) if proc.returncode == 0 else None
-
-
 def meminfo_total(text: str) -> int:
     m = re.search(r"MemTotal:\s*(\d+)\s*kB", text)
     return int(m.group(1)) * 1024 if m else 0
@@ -280,7 +204,6 @@ def probe_host(root: str | None = None) -> HostProbe:
             raise FileNotFoundError(f"GASNET_PROBE_ROOT {root}: not a recorded node (it has no "
                                     "sys/ directory; see tests/fixtures/nodes)")
         sysfs = node / "sys"
-        devinfo: dict[str, dict[str, Any]] | None = parse_devinfo(read(node / "ibv_devinfo-v.txt"))
         if (node / "topology.xml").exists():
             topology = hwloc_topology(["--input", str(node / "topology.xml")], "hwloc (recorded XML)")
         elif (node / "topology.synthetic").exists():
@@ -295,7 +218,6 @@ def probe_host(root: str | None = None) -> HostProbe:
     else:
         sysfs = Path("/sys")
         topology = hwloc_topology([], "hwloc") or sysfs_topology(sysfs)
-        devinfo = run_devinfo() if (sysfs / "class" / "infiniband").is_dir() else {}
         memory = meminfo_total(read(Path("/proc/meminfo")))
         soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
         memlock = None if soft == resource.RLIM_INFINITY else int(soft)
@@ -307,13 +229,10 @@ def probe_host(root: str | None = None) -> HostProbe:
         source = "host"
     if topology is None:
         notes.append("no topology (neither hwloc's lstopo nor /sys/devices/system)")
-    hcas = sysfs_hcas(sysfs)
-    if hcas and devinfo is None:
-        notes.append("no ibv_devinfo (package ibverbs-utils): HCA limits unknown, not checked")
-    for hca in hcas:
-        found = (devinfo or {}).get(hca.name, {})
-        hca.limits = {k: int(v) for k, v in found.items() if k in LIMIT_KEYS}
-        if not hca.fw_ver and "fw_ver" in found:
-            hca.fw_ver = str(found["fw_ver"])
-    return HostProbe(host=host, topology=topology, hcas=hcas, memory=memory, memlock=memlock,
-                     shm_free=shm_free, source=source, notes=notes)
+    from . import conduits  # each conduit's own devices (ibv: HCAs)
+    devices: dict[str, Any] = {}
+    for name, mod in conduits.with_hook("probe_devices"):
+        devices[name], found_notes = mod.probe_devices(root, sysfs)
+        notes.extend(found_notes)
+    return HostProbe(host=host, topology=topology, memory=memory, memlock=memlock,
+                     shm_free=shm_free, source=source, notes=notes, devices=devices)

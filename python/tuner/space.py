@@ -90,7 +90,7 @@ def canonical(name: str, text: str) -> str:
 
 
 def _applies(knob: _native.Knob, conduit: str) -> bool:
-    return "all" in knob.conduits or conduit in knob.conduits
+    return knob.applies_to(conduit)
 
 
 def _tunable_knob(name: str, conduit: str, where: str) -> _native.Knob:

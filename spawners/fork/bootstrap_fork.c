@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../csrc/core/exit/exit_policy.h"
-#include "../../csrc/core/gasnet_internal.h"
-#include "../../csrc/core/knobs.h"
-#include "../../csrc/core/pshm/pshm.h"
+#include "exit_policy.h"
+#include "gasnet_internal.h"
+#include "knobs.h"
+#include "pshm/pshm.h"
 
 #define NOT_LEAVING INT32_MIN
 enum { SAID_ENDS_JOB = 0x100, SAID_ABORT = 0x200 };

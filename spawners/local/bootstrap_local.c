@@ -10,7 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../../csrc/core/gasnet_internal.h"
+#include "gasnet_internal.h"
 
 enum { OP_HELLO = 1, OP_EXCHANGE = 2, OP_ABORT = 4, OP_LEAVING = 5 };
 

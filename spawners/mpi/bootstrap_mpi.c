@@ -12,8 +12,8 @@
 
 #include "mpi_plugin.h"
 
-#include "../../csrc/core/gasnet_internal.h"
-#include "../../csrc/core/knobs.h"
+#include "gasnet_internal.h"
+#include "knobs.h"
 
 #ifndef GASNETI_MPI_PLUGIN_DIRS
 #define GASNETI_MPI_PLUGIN_DIRS ""

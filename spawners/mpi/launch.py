@@ -5,38 +5,19 @@ its own options give our placement, environment and exit semantics (gasnetrun/la
 Never chosen without being asked for: -spawner=mpi or GASNET_SPAWNER=mpi."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
-if TYPE_CHECKING:  # gasnetrun.launchers loads when a job uses this spawner
-    from gasnetrun.job import Job, RunningJob
-    from gasnetrun.launchers import LaunchCommand
-    from gasnetrun.plan import Plan
+from gasnetrun.sitespawner import SiteLauncherSpawner
 
 name = "mpi"
-# Tells the ranks that gasnetrun's mpi spawner started them (their launcher also offers PMI).
-MARK = {"GASNETRUN_SPAWNER": "mpi"}
 
 
-class MpiSpawner:
-    name = name
+class MpiSpawner(SiteLauncherSpawner):
+    def __init__(self) -> None:
+        super().__init__(name, "MPIRUN_CMD", lambda env: "mpirun -np %N %C")
 
     def applies(self, env: Mapping[str, str], hosts: list[str]) -> str | None:
         return None
-
-    def command(self, plan: Plan) -> LaunchCommand:
-        template = plan.env.get("MPIRUN_CMD", "").strip() or "mpirun -np %N %C"
-        from gasnetrun.launchers import launch_command
-        return launch_command(plan, template, "MPIRUN_CMD", plan.placed, plan.cyclic,
-                              extra_names=list(MARK))
-
-    def plan_notes(self, plan: Plan) -> list[str]:
-        command = self.command(plan)
-        kind = command.flavour.description if command.flavour else "not recognised (no options added)"
-        return [f"launcher: {kind}", f"launch command: {command.shown()}"]
-
-    def start(self, plan: Plan, job: Job) -> RunningJob:
-        from gasnetrun.launchers import started
-        return started(job, self.command(plan), plan, drop=("MPIRUN_CMD",), add=MARK)
 
 
 def create() -> MpiSpawner:

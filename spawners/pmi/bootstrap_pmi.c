@@ -6,7 +6,7 @@
 
 #include "pmi_kvs.h"
 
-#include "../../csrc/core/gasnet_internal.h"
+#include "gasnet_internal.h"
 
 static gasneti_bootstrap_t kvs_boot;
 

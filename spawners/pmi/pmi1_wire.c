@@ -10,7 +10,7 @@
 
 #include "pmi_kvs.h"
 
-#include "../../csrc/core/gasnet_internal.h"
+#include "gasnet_internal.h"
 
 #define LINE_MAX_ 4096
 

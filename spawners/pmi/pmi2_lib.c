@@ -9,7 +9,7 @@
 
 #include "pmi_kvs.h"
 
-#include "../../csrc/core/gasnet_internal.h"
+#include "gasnet_internal.h"
 
 #define PMI2_VALUE_MAX 1024 /* PMI2_MAX_VALLEN, with its NUL */
 

@@ -7,7 +7,7 @@
 
 #include "pmi_kvs.h"
 
-#include "../../csrc/core/gasnet_internal.h"
+#include "gasnet_internal.h"
 
 /* Raw bytes per value: two hex digits each plus a leading 'x' (so no value is empty, which
  * some servers refuse), within the protocol's limit and a size every server accepts. */

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "../../csrc/core/bootstrap.h"
+#include "bootstrap.h"
 
 typedef struct gasneti_pmi_kvs {
   const char *protocol;  /* "PMI-1", "PMI-2": named in error messages */

@@ -15,7 +15,7 @@
 
 #include "pmi_kvs.h"
 
-#include "../../csrc/core/gasnet_internal.h"
+#include "gasnet_internal.h"
 
 #ifndef GASNETI_PMIX_LIBDIR
 #define GASNETI_PMIX_LIBDIR ""

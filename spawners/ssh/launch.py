@@ -102,7 +102,7 @@ class SshSpawner:
                 stdin_rank=0 if ((stdin_ok if local else stdin_forwardable)
                                  and 0 in node.ranks) else None,
                 stdin_pipe=not local, pipe_output=plan.tag_output or not local,
-                host_env=not local, children=node.children, plan_node=plan.plan_nodes)
+                host_env=not local, children=node.children, node_planner=plan.node_planner)
         log = (lambda m: print(f"gasnetrun: {m}", file=sys.stderr, flush=True)) \
             if plan.verbose else None
         silence_limit = job.policy.timeout
@@ -113,7 +113,7 @@ class SshSpawner:
 
         def checked(problems: list[str]) -> None:
             if plan.verbose and root.notes:
-                from gasnetrun.nodeplan import group_notes  # only ibv jobs have notes
+                from gasnetrun.notes import group_notes  # (jobs whose conduit plans nodes)
                 for note in group_notes(root.notes):
                     print(f"gasnetrun: {note}", file=sys.stderr, flush=True)
             if problems:

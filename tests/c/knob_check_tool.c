@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "knobs/knob_api.h"
+#include "knob_api.h"
 
 int main(void) {
   char line[4096];

@@ -1,7 +1,8 @@
 /* misuse_test.c: a client that breaks one rule of the API, chosen by argv, so tests can check
  * that the runtime stops it with a message naming the rule instead of hanging or corrupting
- * memory; and "linger SECONDS", a well-behaved job that keeps polling while tests attack its
- * launcher. */
+ * memory; and "linger SECONDS" or "hold FILE", a well-behaved job that keeps polling while
+ * tests attack it or its launcher (hold: until FILE exists, after saying each rank's pid). */
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,7 +25,7 @@ static double now(void) {
 
 static void usage(void) {
   fprintf(stderr, "usage: misuse_test internal-handler | barrier-in-handler | double-wait |\n"
-                  "       outside-segment | linger SECONDS\n");
+                  "       outside-segment | linger SECONDS | hold FILE\n");
   exit(2);
 }
 
@@ -59,9 +60,14 @@ int main(int argc, char **argv) {
       gasnet_put(peer, (char *)seg[peer].addr + seg[peer].size + (1 << 20), &value, sizeof value);
     }
     GASNET_BLOCKUNTIL(0);
-  } else if (strcmp(mode, "linger") == 0 && argc > 2) {
-    double until = now() + atof(argv[2]);
-    while (now() < until) {
+  } else if ((strcmp(mode, "linger") == 0 || strcmp(mode, "hold") == 0) && argc > 2) {
+    bool hold = mode[0] == 'h';
+    if (hold) {
+      printf("rank %d pid %d attached\n", (int)me, (int)getpid());
+      fflush(stdout);
+    }
+    double until = hold ? 0 : now() + atof(argv[2]);
+    while (hold ? access(argv[2], F_OK) != 0 : now() < until) {
       gasnet_AMPoll();
       usleep(1000);
     }

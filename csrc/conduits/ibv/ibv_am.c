@@ -94,16 +94,10 @@ void ibv_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
   if (!p->usable) ibv_connect(dest);
   if (p->finished) return; /* it returned from main: nobody will ever read this */
   p->recorded = true;
-  if (!reply) { /* a request takes a credit, given back by its reply */
-    for (;;) {
-      ibv_lock_take();
-      bool ok = p->finished || gasneti_credit_take(&ibv.credits, dest);
-      ibv_lock_drop();
-      if (ok) break;
-      if (!ibv_poll_network(which)) gasneti_wait_backoff();
-      gasneti_exit_check();
-    }
-  }
+  /* A request takes a credit, given back by its reply. */
+  if (!reply && !gasneti_credit_wait(&ibv.credits, IBV_LOCK, dest, &p->finished,
+                                     ibv_poll_network, which))
+    return;
   uint8_t flags = reply ? MSG_REPLY : 0;
   uint32_t inmsg = 0;
   if (am->category == GASNETI_AM_MEDIUM) {

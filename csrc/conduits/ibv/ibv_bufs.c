@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../../core/knobs/knob_api.h"
+#include "ibv_plan.h"
 #include "ibv_internal.h"
 
 enum { ACCESS_BUF = IBV_ACCESS_LOCAL_WRITE,

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../core/knobs.h"
+#include "knobs.h"
 #include "ibv_internal.h"
 
 ibv_state_t ibv;
@@ -138,12 +138,7 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
     if (ibv.cards[r].nports < 1 || ibv.cards[r].nports > IBV_MAX_RAILS)
       gasneti_fatalerror("ibv: rank %d (host %s) reports %d ports", r,
                          gasneti_host_name((gasnet_node_t)r), ibv.cards[r].nports);
-  int64_t total_credits = gasneti_knob_is_set("GASNET_AM_CREDITS_TOTAL")
-                              ? gasneti_knob_int("GASNET_AM_CREDITS_TOTAL") : -1;
-  if (!gasneti_credits_init(&ibv.credits, gasneti_nodes,
-                            (int)gasneti_knob_int("GASNET_AM_CREDITS_PP"), (int)total_credits,
-                            (int)gasneti_knob_int("GASNET_AM_CREDITS_SLACK")))
-    gasneti_fatalerror("ibv: out of memory for AM credits");
+  gasneti_credits_setup(&ibv.credits, "ibv");
   double t0 = ibv_now();
   ibv_conn_start();
   if (ibv.verbose)

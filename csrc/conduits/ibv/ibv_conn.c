@@ -18,22 +18,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../core/knobs.h"
-#include "../../core/knobs/knob_api.h"
+#include "knobs.h"
+#include "ibv_plan.h"
 #include "ibv_internal.h"
 
-enum { UD_REQ = 1, UD_REP = 2, UD_CALL = 4, UD_EXIT = 5, UD_FIN = 6 };
-#define UD_MAGIC 0x56424947u /* "GIBV" */
-
-typedef struct {
-  uint32_t magic, tag;
-  uint8_t type, nrails;
-  uint16_t pad;
-  uint32_t src;
-  int32_t code;
-  uint32_t phase; /* UD_EXIT: the last barrier the job's enders had passed */
-  uint32_t qpn[IBV_MAX_RAILS];
-} ud_msg_t;
+typedef ibv_ud_msg_t ud_msg_t;
 _Static_assert(sizeof(ud_msg_t) <= IBV_UD_BUFSZ, "a handshake fits its buffer");
 
 static uint32_t job_tag;
@@ -90,7 +79,7 @@ static void ud_send(int rank, int type, int code) {
   while (!(buf = ibv_ud_sbuf_get())) ibv_poll_send(); /* completions free them */
   ibv_peer_t *p = &ibv.peers[rank];
   ud_msg_t *m = buf;
-  *m = (ud_msg_t){.magic = UD_MAGIC, .tag = job_tag, .type = (uint8_t)type, .nrails = p->nrails,
+  *m = (ud_msg_t){.magic = IBV_UD_MAGIC, .tag = job_tag, .type = (uint8_t)type, .nrails = p->nrails,
                   .src = gasneti_mynode, .code = code,
                   .phase = type == UD_EXIT ? gasneti_exit_phase() : 0};
   if (type == UD_REQ || type == UD_REP)
@@ -251,15 +240,36 @@ static bool valid_qpns(const ud_msg_t *m, int src) {
   return true;
 }
 
+/* Why a handshake datagram cannot be trusted, or NULL. The HCA says which port (LID) and
+ * queue pair sent it: they must be the claimed rank's own, so a local process that read the
+ * job id from a rank's environment cannot pass for a member. */
+static const char *untrusted(const struct ibv_wc *wc, const ud_msg_t *m, char *why, size_t len) {
+  if (wc->byte_len < IBV_UD_GRH + sizeof *m) return "too short";
+  if (m->magic != IBV_UD_MAGIC) return "not a handshake (bad magic)";
+  if (m->tag != job_tag) return "another job's tag";
+  if (m->src >= gasneti_nodes || m->src == gasneti_mynode) return "it names no peer rank";
+  if (!ibv.cards) return "it came before the ranks' addresses";
+  const ibv_card_t *card = &ibv.cards[m->src];
+  if (wc->slid != card->lid[0]) {
+    snprintf(why, len, "it claims rank %u but came from LID %u, not that rank's (%u)",
+             (unsigned)m->src, (unsigned)wc->slid, (unsigned)card->lid[0]);
+    return why;
+  }
+  if (wc->src_qp != card->ud_qpn) {
+    snprintf(why, len, "it claims rank %u but came from queue pair %u, not that rank's (%u)",
+             (unsigned)m->src, (unsigned)wc->src_qp, (unsigned)card->ud_qpn);
+    return why;
+  }
+  return NULL;
+}
+
 void ibv_ud_recv(struct ibv_wc *wc) {
   uint8_t *buf = (uint8_t *)(uintptr_t)wc->wr_id;
-  const ud_msg_t *m = (const ud_msg_t *)(buf + 40);
-  /* The HCA says which queue pair and port sent it: they must be the rank's own (a local
-   * process that read the job id from a rank's environment cannot pass for a member). */
-  bool ok = wc->status == IBV_WC_SUCCESS && wc->byte_len >= 40 + sizeof *m &&
-            m->magic == UD_MAGIC && m->tag == job_tag && m->src < gasneti_nodes &&
-            m->src != gasneti_mynode && ibv.cards && wc->src_qp == ibv.cards[m->src].ud_qpn &&
-            wc->slid == ibv.cards[m->src].lid[0];
+  const ud_msg_t *m = (const ud_msg_t *)(buf + IBV_UD_GRH);
+  char why_buf[160];
+  const char *why = wc->status == IBV_WC_SUCCESS ? untrusted(wc, m, why_buf, sizeof why_buf)
+                                                 : "failed";
+  bool ok = why == NULL;
   int src = ok ? (int)m->src : -1;
   ibv_peer_t *p = ok ? &ibv.peers[src] : NULL;
   if (ok && m->type == UD_EXIT) {
@@ -268,14 +278,16 @@ void ibv_ud_recv(struct ibv_wc *wc) {
   } else if (ok && m->type == UD_FIN) {
     p->finished = true;
   } else if (ok && gasneti_pshm_reach[src]) {
-    ok = false; /* supernode peers never handshake */
+    ok = false;
+    why = "a supernode peer's (they never handshake)";
   } else if (ok && m->type == UD_REQ && (int)gasneti_mynode > src && valid_qpns(m, src)) {
     if (p->state != CONN_UP) { /* NONE, or our CALL crossed its REQ */
       if (p->state == CONN_NONE) waiting++;
       create_qps(src);
       connect_qps(src, m->qpn);
     } else if (memcmp(p->remote_qpn, m->qpn, sizeof(uint32_t) * p->nrails) != 0) {
-      ok = false; /* not the connection we made: a stale datagram */
+      ok = false;
+      why = "not the connection made with that rank (a stale datagram)";
     }
     if (ok) ud_send(src, UD_REP, 0);
   } else if (ok && m->type == UD_REP && (int)gasneti_mynode < src && valid_qpns(m, src)) {
@@ -291,12 +303,12 @@ void ibv_ud_recv(struct ibv_wc *wc) {
     /* already connected: our hello is on its way */
   } else if (ok) {
     ok = false;
+    why = "a stray or repeated handshake";
   }
   if (!ok && wc->status == IBV_WC_SUCCESS) {
     static int told;
     if (told++ < 3)
-      gasneti_warning("ibv: ignored a malformed or stray connection datagram (%u bytes)",
-                      wc->byte_len);
+      gasneti_warning("ibv: ignored a connection datagram (%u bytes): %s", wc->byte_len, why);
   }
   if (wc->status != IBV_WC_WR_FLUSH_ERR) post_ud_recv(buf);
 }
@@ -436,9 +448,7 @@ void ibv_conn_init(void) {
                        "same file; put '%%' (it becomes the rank) in the name, e.g. conn/%%.txt",
                        gasneti_knob_text("GASNET_CONNECTFILE_OUT"));
   ud_open();
-  const char *id = gasneti_jobid;
-  job_tag = 2166136261u;
-  for (; *id; id++) job_tag = (job_tag ^ (uint8_t)*id) * 16777619u;
+  job_tag = ibv_job_tag(gasneti_jobid);
   ibv.ah = gasneti_calloc(gasneti_nodes, sizeof *ibv.ah);
   ibv.peers = gasneti_calloc(gasneti_nodes, sizeof *ibv.peers);
 }

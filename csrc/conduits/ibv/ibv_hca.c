@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../core/knobs.h"
-#include "../../core/knobs/knob_api.h"
+#include "knobs.h"
+#include "ibv_plan.h"
 #include "ibv_internal.h"
 
 /* ---- where this rank runs ------------------------------------------------------------------ */

@@ -11,12 +11,12 @@
 
 #include <infiniband/verbs.h>
 
-#include "../../core/am/credits.h"
-#include "../../core/conduit.h"
-#include "../../core/knobs/knob_api.h"
+#include "am/credits.h"
+#include "conduit.h"
+#include "ibv_plan.h"
+#include "ibv_wire.h"
 
 #define IBV_MAX_HCAS 4
-#define IBV_MAX_RAILS 8
 /* Buffer sizes are the plan's (knob_api.h), which gasnetrun's PHYSMEM arithmetic shares. */
 #define IBV_BUFSZ GASNETI_IBV_BUFSZ
 #define IBV_BOUNCE_SZ GASNETI_IBV_BOUNCE_SZ
@@ -24,7 +24,6 @@
 #define IBV_UD_BUFSZ GASNETI_IBV_UD_BUFSZ /* a handshake datagram, after the 40-byte GRH space */
 #define IBV_UD_RBUFS GASNETI_IBV_UD_RBUFS
 #define IBV_UD_SBUFS GASNETI_IBV_UD_SBUFS
-#define IBV_QKEY 0x47415345u /* "GASE" */
 #define IBV_PIECE (1u << 20) /* largest RDMA transfer of one work request */
 _Static_assert(IBV_BUFSZ >= 16 + 8 + 4 * 16 + GASNETC_MAX_MEDIUM, "an AM fits its buffer");
 
@@ -91,25 +90,8 @@ typedef struct ibv_sreq {
   uint32_t copy_len;
 } ibv_sreq_t;
 
-/* ---- messages over RC ---------------------------------------------------------------------------- */
-enum {
-  MSG_REPLY = 0x80,  /* a reply (returns the request's credit) */
-  MSG_PACKED = 0x40, /* a Long whose payload follows the arguments (copied into place) */
-  MSG_CTRL = 0x20,   /* runtime traffic: credits only, or the connection's first word */
-  MSG_HELLO = 0x10,  /* with CTRL: the lower rank's first message on a new connection */
-};
-typedef struct {
-  uint8_t category, handler, nargs, flags;
-  uint16_t credits; /* returned to the receiver with this message */
-  uint16_t pad;
-  uint32_t src;
-  uint32_t nbytes;
-  uint64_t dst;
-} ibv_msg_t;
+/* ---- messages over RC (laid out in ibv_wire.h) ------------------------------------------------- */
 #define IBV_MSG_ARGS(m) ((gasnet_handlerarg_t *)((ibv_msg_t *)(m) + 1))
-static inline uint32_t ibv_msg_bytes(int nargs) {
-  return (uint32_t)(sizeof(ibv_msg_t) + 4u * (uint32_t)nargs + 7u) & ~7u;
-}
 
 /* ---- peers --------------------------------------------------------------------------------------- */
 enum { CONN_NONE = 0, CONN_WAIT, CONN_UP };
@@ -160,6 +142,9 @@ extern ibv_state_t ibv;
 
 #if GASNETI_THREADS
 extern gasneti_spinlock_t ibv_lock;
+#define IBV_LOCK (&ibv_lock)
+#else
+#define IBV_LOCK NULL
 #endif
 static inline void ibv_lock_take(void) {
 #if GASNETI_THREADS

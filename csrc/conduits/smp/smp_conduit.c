@@ -2,8 +2,8 @@
  * conduit carries messages to the host's other ranks (when GASNET_SUPERNODE_MAXSIZE splits
  * it) through the same shared queues, without cross-mapped segments: Long payloads travel in
  * pieces the core cuts to the largest Medium. */
-#include "../../core/conduit.h"
-#include "../../core/pshm/queue.h"
+#include "conduit.h"
+#include "pshm/queue.h"
 
 uint64_t gasnetc_pinned_bytes, gasnetc_segment_cap; /* nothing is registered with a network */
 size_t gasnetc_long_chunk = GASNETC_MAX_MEDIUM;

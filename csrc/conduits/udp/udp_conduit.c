@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../core/knobs.h"
+#include "knobs.h"
 #include "udp_internal.h"
 
 #if GASNETI_THREADS
@@ -103,12 +103,7 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   setup_peers(cards);
   free(cards);
 
-  int64_t total_credits = gasneti_knob_is_set("GASNET_AM_CREDITS_TOTAL")
-                              ? gasneti_knob_int("GASNET_AM_CREDITS_TOTAL") : -1;
-  if (!gasneti_credits_init(&udp.credits, gasneti_nodes,
-                            (int)gasneti_knob_int("GASNET_AM_CREDITS_PP"), (int)total_credits,
-                            (int)gasneti_knob_int("GASNET_AM_CREDITS_SLACK")))
-    gasneti_fatalerror("udp: out of memory for AM credits");
+  gasneti_credits_setup(&udp.credits, "udp");
   /* Datagrams in flight, received ones waiting for delivery, and a receive batch. */
   uint32_t blocks = udp.depth_total < 4096 ? udp.depth_total + 128 : 4096;
   if (!udp_pool_init(&udp.pool, blocks))

@@ -4,8 +4,8 @@
 #ifndef GASNETC_UDP_INTERNAL_H
 #define GASNETC_UDP_INTERNAL_H
 
-#include "../../core/am/credits.h"
-#include "../../core/conduit.h"
+#include "am/credits.h"
+#include "conduit.h"
 #include "udp_rel.h"
 #include "udp_sock.h"
 #include "udp_wire.h"
@@ -104,6 +104,9 @@ extern udp_state_t udp;
 #if GASNETI_THREADS
 extern gasneti_spinlock_t udp_lock;     /* all of the above */
 extern gasneti_spinlock_t udp_deliver;  /* one thread delivers at a time, in order */
+#define UDP_LOCK (&udp_lock)
+#else
+#define UDP_LOCK NULL
 #endif
 static inline void udp_lock_take(void) {
 #if GASNETI_THREADS

@@ -232,10 +232,15 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
 
 /* Waiting for credits or window: a poll that is not the client's (its epoch stays). */
 GASNETI_TLS int udp_send_waiting;
-static void wait_a_little(int which) {
+static int serve_waiting(int which) {
   udp_send_waiting++;
-  if (!gasneti_poll(which)) gasneti_wait_backoff();
+  int ran = gasneti_poll(which);
   udp_send_waiting--;
+  return ran;
+}
+
+static void wait_a_little(int which) {
+  if (!serve_waiting(which)) gasneti_wait_backoff();
 }
 
 void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
@@ -243,15 +248,10 @@ void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
   bool in_handler = gasneti_am_context != GASNETI_CTX_CLIENT;
   int which = (reply || in_handler) ? GASNETI_POLL_REPLIES : GASNETI_POLL_ALL;
   udp_peer_t *p = &udp.peers[dest];
-  if (!reply) { /* a request takes a credit, given back by its reply */
-    for (;;) {
-      udp_lock_take();
-      bool ok = p->finished || gasneti_credit_take(&udp.credits, dest);
-      udp_lock_drop();
-      if (ok) break;
-      wait_a_little(which);
-    }
-  }
+  /* A request takes a credit, given back by its reply. */
+  if (!reply && !gasneti_credit_wait(&udp.credits, UDP_LOCK, dest, &p->finished, serve_waiting,
+                                     which))
+    return;
   progress_t pr = {0};
   for (;;) {
     udp_lock_take();

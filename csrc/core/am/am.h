@@ -3,7 +3,7 @@
 #ifndef GASNETI_AM_H
 #define GASNETI_AM_H
 
-#include "../gasnet_internal.h"
+#include "gasnet_internal.h"
 
 enum { GASNETI_AM_SHORT = 0, GASNETI_AM_MEDIUM = 1, GASNETI_AM_LONG = 2 };
 

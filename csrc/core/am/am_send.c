@@ -3,8 +3,8 @@
  * PSHM; to anyone else through the conduit, with Long payloads split to what it carries. */
 #include <string.h>
 
-#include "../conduit.h"
-#include "../pshm/queue.h"
+#include "conduit.h"
+#include "pshm/queue.h"
 #include "am.h"
 
 #if GASNETI_THREADS

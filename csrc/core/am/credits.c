@@ -1,7 +1,10 @@
-/* credits.c: setting up the AM credit counters (the rules are in credits.h). */
+/* credits.c: setting up the AM credit counters from the knobs, and waiting for a credit (the
+ * rules are in credits.h). */
 #include "credits.h"
 
 #include <stdlib.h>
+
+#include "knobs.h"
 
 bool gasneti_credits_init(gasneti_credits_t *c, int nranks, int pp, int total, int slack) {
   *c = (gasneti_credits_t){.nranks = nranks, .pp = pp, .slack = slack};
@@ -19,4 +22,24 @@ void gasneti_credits_fini(gasneti_credits_t *c) {
   free(c->used);
   free(c->owed);
   c->used = c->owed = NULL;
+}
+
+void gasneti_credits_setup(gasneti_credits_t *c, const char *conduit) {
+  int64_t total = gasneti_knob_is_set("GASNET_AM_CREDITS_TOTAL")
+                      ? gasneti_knob_int("GASNET_AM_CREDITS_TOTAL") : -1;
+  if (!gasneti_credits_init(c, gasneti_nodes, (int)gasneti_knob_int("GASNET_AM_CREDITS_PP"),
+                            (int)total, (int)gasneti_knob_int("GASNET_AM_CREDITS_SLACK")))
+    gasneti_fatalerror("%s: out of memory for AM credits", conduit);
+}
+
+bool gasneti_credit_wait(gasneti_credits_t *c, gasneti_spinlock_t *lock, int peer,
+                         const bool *finished, int (*serve)(int which), int which) {
+  for (;;) {
+    if (lock) gasneti_spin_lock(lock);
+    bool gone = *finished, ok = gone || gasneti_credit_take(c, peer);
+    if (lock) gasneti_spin_unlock(lock);
+    if (ok) return !gone;
+    if (!serve(which)) gasneti_wait_backoff();
+    gasneti_exit_check();
+  }
 }

@@ -1,4 +1,4 @@
-/* credits.h: AM flow control for network conduits (udp, ibv), shared so each gets the same
+/* credits.h: AM flow control for network conduits, shared so each gets the same
  * rules: a request consumes a credit for its destination (and one of the rank's total); the
  * reply that answers it returns it. A responder whose handler sends no reply owes the credit
  * (an implicit reply) and banks it; banked credits ride back on its next message to that
@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gasnet_internal.h"
+
 typedef struct {
   int nranks, pp, slack;
   int total_limit; /* 0: no limit beyond the per-peer one */
@@ -25,6 +27,8 @@ typedef struct {
  * (clamped as said above). */
 bool gasneti_credits_init(gasneti_credits_t *c, int nranks, int pp, int total, int slack);
 void gasneti_credits_fini(gasneti_credits_t *c);
+/* gasneti_credits_init from this job's knobs; out of memory is fatal, naming the conduit. */
+void gasneti_credits_setup(gasneti_credits_t *c, const char *conduit);
 
 /* A request to peer may go: takes a credit, or returns false (poll and try again). */
 static inline bool gasneti_credit_take(gasneti_credits_t *c, int peer) {
@@ -55,5 +59,12 @@ static inline int gasneti_credit_collect(gasneti_credits_t *c, int peer) {
 static inline bool gasneti_credit_overdue(const gasneti_credits_t *c, int peer) {
   return c->owed[peer] > c->slack;
 }
+
+/* A request to peer takes a credit, waiting while none is free: serve(which) runs the
+ * conduit's network (returning how many messages ran; an idle one backs off). lock (NULL in
+ * SEQ builds) is the conduit's lock over the counters. Returns false, taking nothing, once
+ * *finished says the peer returned from main (nobody will read the request). */
+bool gasneti_credit_wait(gasneti_credits_t *c, gasneti_spinlock_t *lock, int peer,
+                         const bool *finished, int (*serve)(int which), int which);
 
 #endif

@@ -2,8 +2,8 @@
 #ifndef GASNETI_COLL_H
 #define GASNETI_COLL_H
 
-#include "../am/am.h"
-#include "../gasnet_internal.h"
+#include "am/am.h"
+#include "gasnet_internal.h"
 
 #include <gasnet_coll.h>
 

@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../gasnet_internal.h"
-#include "../knobs.h"
+#include "gasnet_internal.h"
+#include "knobs.h"
 #include "diagnose.h"
 
 extern volatile int gasnet_frozen; /* tools_errors.c (GASNet-1's name): a debugger clears it */

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../conduit.h"
-#include "../gasnet_internal.h"
-#include "../knobs.h"
-#include "../pshm/pshm.h"
+#include "conduit.h"
+#include "gasnet_internal.h"
+#include "knobs.h"
+#include "pshm/pshm.h"
 #include "exit_internal.h"
 
 static atomic_int exiting;

@@ -13,8 +13,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../gasnet_internal.h"
-#include "../knobs.h"
+#include "gasnet_internal.h"
+#include "knobs.h"
 #include "diagnose.h"
 #include "exit_internal.h"
 #include "exit_policy.h"

@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "../am/am.h"
+#include "am/am.h"
 #include "pshm_layout.h"
 
 /* ---- named shared-memory objects ---------------------------------------------------- */

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "../solo.h"
+#include "solo.h"
 #include "pshm.h"
 
 /* Sender's private view of its ring in a peer's region. */

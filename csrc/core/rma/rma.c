@@ -2,7 +2,7 @@
  * synchronization calls of the extended API; plus the debug check of remote addresses. */
 #include "rma.h"
 
-#include "../pshm/pshm.h"
+#include "pshm/pshm.h"
 
 GASNETI_TLS gasneti_rma_thread_t gasneti_rma_td;
 GASNETI_TLS gasneti_nbi_counts_t gasneti_nbi_counts;

@@ -3,7 +3,7 @@
 #ifndef GASNETI_RMA_H
 #define GASNETI_RMA_H
 
-#include "../am/am.h"
+#include "am/am.h"
 
 /* An explicit handle, an access region or a value get: a count of AMs still to complete. */
 struct gasneti_op {

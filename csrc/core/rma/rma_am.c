@@ -4,7 +4,7 @@
  * answered by a Long (destination in our segment) or Medium reply; transfers larger than one
  * AM are split and all chunks are issued before waiting, so they pipeline. An aligned word
  * (1, 2, 4 or 8 bytes) travels in Short arguments both ways instead. */
-#include "../conduit.h"
+#include "conduit.h"
 #include "rma.h"
 
 #define PTR_ARGS(p) (gasnet_handlerarg_t)(uint32_t)(uintptr_t)(p), \

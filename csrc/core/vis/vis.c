@@ -10,7 +10,7 @@
  * The data comes first so a packer can gather it in one pass and append the entries after. */
 #include "vis.h"
 
-#include "../rma/rma.h"
+#include "rma/rma.h"
 
 #define PTR_ARGS(p) (gasnet_handlerarg_t)(uint32_t)(uintptr_t)(p), \
                     (gasnet_handlerarg_t)(uint32_t)((uint64_t)(uintptr_t)(p) >> 32)

@@ -2,7 +2,7 @@
 #ifndef GASNETI_VIS_H
 #define GASNETI_VIS_H
 
-#include "../gasnet_internal.h"
+#include "gasnet_internal.h"
 #include "vis_walk.h"
 
 void gasneti_vis_am_init(void);

@@ -1,7 +1,7 @@
 /* vis_walk.c: walking the VIS shapes as contiguous pieces, and two sides in step as runs. */
 #include "vis_walk.h"
 
-#include "../gasnet_internal.h"
+#include "gasnet_internal.h"
 
 void gasneti_vis_side_vector(gasneti_vis_side_t *s, size_t count, const gasnet_memvec_t *vec) {
   *s = (gasneti_vis_side_t){.shape = GASNETI_VIS_VECTOR, .count = count, .vec = vec};

@@ -1,6 +1,8 @@
-"""Thin binding to the runtime's knob table, value parsers, port specs, connect files, the
-shared-memory layout and the exit policy (csrc/core), compiled by SCons in CFFI API mode.
-Python never re-implements what these C functions own; this module only converts types.
+"""Thin binding to the runtime's knob table, value parsers, the shared-memory layout and the
+exit policy (csrc/common), compiled by SCons in CFFI API mode, together with what conduits'
+launcher halves call of their own C (their native headers; they wrap it themselves through
+ffi and native_lib()). Python never re-implements what these C functions own; this module only
+converts types.
 
 The compiled module exists in a build tree or an install; importing this package from the
 bare source tree works (for type checks and tools), and any call then names what to build."""
@@ -18,6 +20,15 @@ except ImportError:  # the source tree without a build
 
 class NotBuilt(RuntimeError):
     pass
+
+
+def native_lib() -> Any:
+    """The compiled module's functions (conduits' launcher halves call their own through it)."""
+    return _lib()
+
+
+def native_str(ptr: Any) -> str:
+    return _str(ptr)
 
 
 def _lib() -> Any:
@@ -61,10 +72,17 @@ class Knob:
     def is_family(self) -> bool:
         return self.name.endswith("_<n>")
 
+    def applies_to(self, conduit: str) -> bool:
+        """Whether a job of this conduit reads the knob ("network": every conduit of this build
+        that reaches other hosts)."""
+        return ("all" in self.conduits or conduit in self.conduits
+                or ("network" in self.conduits
+                    and conduit in build_info()["multi_host_conduits"]))
+
 
 def _knob(ptr: Any) -> Knob:
     lib = _lib()
-    return Knob(name=_str(ptr.name), type=_str(lib.gasneti_knob_type_name(ptr.type)),
+    return Knob(name=_str(ptr.name), type=_str(lib.gasneti_knob_type_name(ptr)),
                 default=_str(ptr.dflt), min=ptr.min, max=ptr.max,
                 choices=_str(ptr.choices).split("|") if ptr.choices != ffi.NULL else [],
                 unit=_str(ptr.unit),
@@ -110,8 +128,9 @@ def blank(value: str | None) -> bool:
 def segment_budget(max_segsize: str | None, physmem_max: str | None, host_memory: int,
                    shm_free: int, ranks_on_host: int, queue_bytes: int,
                    pinned_bytes: int = 0) -> int:
-    """Bytes of segment per rank (less pinned_bytes of other registered buffers per rank, on
-    ibv); ParseError with the numbers when a value is bad or the budget rounds to nothing."""
+    """Bytes of segment per rank (less pinned_bytes of other buffers each rank registers with
+    the network); ParseError with the numbers when a value is bad or the budget rounds to
+    nothing."""
     lib = _lib()
     err = ffi.new("char[]", ERRLEN)
     enc = lambda v: os.fsencode(v) if v else ffi.NULL  # noqa: E731
@@ -121,27 +140,6 @@ def segment_budget(max_segsize: str | None, physmem_max: str | None, host_memory
     if value == 0:
         raise ParseError(_str(err))
     return int(value)
-
-
-@dataclass
-class IbvPlan:
-    """What an ibv rank registers besides its segment (the conduit's own arithmetic)."""
-    use_srq: bool
-    rq_depth: int
-    rbufs: int
-    bbufs: int
-    depth_total: int
-    pool_bytes: int
-
-
-def ibv_plan(nranks: int, remote_peers: int, credits_pp: int = 12, rbuf_count: int = 1024,
-             bbuf_count: int = 1024, use_srq: int = -1, depth_pp: int = 24,
-             depth_total: int = 255) -> IbvPlan:
-    out = ffi.new("gasneti_ibv_plan_t *")
-    _lib().gasneti_ibv_plan(nranks, remote_peers, credits_pp, rbuf_count, bbuf_count, use_srq,
-                            depth_pp, depth_total, out)
-    return IbvPlan(bool(out.use_srq), int(out.rq_depth), int(out.rbufs), int(out.bbufs),
-                   int(out.depth_total), int(out.pool_bytes))
 
 
 def launch_handed_on(name: str) -> bool:
@@ -182,53 +180,6 @@ def expand_filename(pattern: str, rank: int) -> str:
     if not _lib().gasneti_expand_filename(os.fsencode(pattern), rank, out, 4096):
         raise ParseError(f"file name '{pattern}' is too long for rank {rank}")
     return _str(out)
-
-
-def parse_ports(spec: str) -> list[tuple[str, list[int]]]:
-    entries = ffi.new("gasneti_port_entry_t[64]")
-    err = ffi.new("char[]", ERRLEN)
-    n = _lib().gasneti_parse_ports(os.fsencode(spec), entries, 64, err, ERRLEN)
-    if n < 0:
-        raise ParseError(f"GASNET_IBV_PORTS='{spec}': {_str(err)}")
-    return [(_str(entries[i].hca), list(entries[i].ports[0:entries[i].nports])) for i in range(n)]
-
-
-@dataclass
-class ConnectGraph:
-    size: int | None
-    edges: set[tuple[int, int]]  # (a, b) with a < b
-
-
-def parse_connectfile(text: str, filename: str = "<connect file>", job_size: int = 0) -> ConnectGraph:
-    lib = _lib()
-    graph = ffi.new("gasneti_conngraph_t *")
-    err = ffi.new("char[]", ERRLEN)
-    if not lib.gasneti_connectfile_parse(os.fsencode(text), os.fsencode(filename), job_size, graph, err,
-                                         ERRLEN):
-        raise ParseError(_str(err))
-    try:
-        edges = {(graph.edges[2 * i], graph.edges[2 * i + 1]) for i in range(graph.nedges)}
-        return ConnectGraph(None if graph.size < 0 else graph.size, edges)
-    finally:
-        lib.gasneti_conngraph_free(graph)
-
-
-def write_connectfile(edges: set[tuple[int, int]], nodes: int, base: int = 36) -> str:
-    lib = _lib()
-    graph = ffi.new("gasneti_conngraph_t *")
-    try:
-        for a, b in edges:
-            if not lib.gasneti_conngraph_add(graph, a, b):
-                raise MemoryError("connect graph")
-        text = lib.gasneti_connectfile_write(graph, nodes, base)
-        if text == ffi.NULL:
-            raise ParseError(f"cannot write a connect file in base {base} (accepted: 2..36)")
-        try:
-            return _str(text)
-        finally:
-            lib.gasneti_free(text)
-    finally:
-        lib.gasneti_conngraph_free(graph)
 
 
 def build_info() -> dict[str, Any]:

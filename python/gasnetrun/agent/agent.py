@@ -36,7 +36,7 @@ class AgentSpec:
     pipe_output: bool = False
     host_env: bool = False         # ranks start from this host's environment (remote agents)
     children: list[int] = field(default_factory=list)  # agent indices below this one
-    plan_node: bool = False        # probe this host and plan its ibv knobs before the ranks start
+    node_planner: str = ""         # the conduit whose launcher half plans this host first
 
     def rank_env(self, rank: int, socket_name: str) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if not k.startswith("GASNETRUN_")} \

@@ -30,22 +30,14 @@ START_DEADLINE = 60.0  # seconds for every agent to join and check its host
 
 
 def plan_node(spec: AgentSpec, host: str, problems: list[str], notes: list[str]) -> None:
-    """An ibv job: probe this host, add the knobs its plan makes (per-socket ports, PHYSMEM) to
-    what its ranks see (never over the user's), and say what was found."""
-    from ..nodeplan import plan_host, summary
-    from ..probe import probe_host
-    try:
-        probe = probe_host(spec.env.get("GASNET_PROBE_ROOT", "").strip() or None)
-    except (OSError, ValueError) as err:
-        problems.append(f"host {host}: cannot probe it: {err}")
-        return
-    probe.host = host
-    plan = plan_host(probe, len(spec.ranks), spec.nranks, spec.env)
-    problems.extend(plan.problems)
-    for name, value in plan.env.items():
+    """The job's conduit plans this host (its launcher half's plan_node: probe, per-node
+    knobs): the knobs it adds join what the ranks see (never over the user's)."""
+    from .. import conduits
+    found = conduits.plan_node(spec.node_planner, host, len(spec.ranks), spec.nranks, spec.env)
+    problems.extend(found.problems)
+    for name, value in found.env.items():
         spec.env.setdefault(name, value)
-    notes.extend(plan.notes)
-    notes.append(f"host {host}: {summary(probe, plan, len(spec.ranks))}")
+    notes.extend(found.notes)
 
 
 def check_host(spec: AgentSpec, host: str, notes: list[str] | None = None) -> list[str]:
@@ -63,7 +55,7 @@ def check_host(spec: AgentSpec, host: str, notes: list[str] | None = None) -> li
         fds = ensure_descriptors(descriptors_needed(len(spec.ranks), spec.pipe_output))
         if fds:
             problems.append(f"host {host}: {fds}")
-        if spec.plan_node:
+        if spec.node_planner:
             plan_node(spec, host, problems, notes if notes is not None else [])
     return problems
 

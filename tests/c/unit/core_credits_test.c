@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../../csrc/core/am/credits.h"
+#include "am/credits.h"
 
 enum { RANKS = 6, MAXQ = 1 << 16 };
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../csrc/conduits/udp/udp_rel.h"
+#include "udp_rel.h"
 
 typedef struct {
   int data;        /* a data packet (else an acknowledgement only) */

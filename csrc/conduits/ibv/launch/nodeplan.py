@@ -9,8 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from . import _native
-from .probe import Hca, HostProbe
+from gasnetrun import _native
+from gasnetrun.probe import HostProbe
+
+from .hca import Hca, hcas_of
+from .native import IbvPlan, ibv_plan
 
 KNOB_DEFAULTS = {"GASNET_AM_CREDITS_PP": 12, "GASNET_RBUF_COUNT": 1024, "GASNET_BBUF_COUNT": 1024,
                  "GASNET_USE_SRQ": -1, "GASNET_NETWORKDEPTH_PP": 24,
@@ -52,13 +55,14 @@ def describe_hca(hca: Hca) -> str:
 
 
 def plan_ports(probe: HostProbe, env: Mapping[str, str], plan: HostPlan) -> list[Hca]:
-    usable = [h for h in probe.hcas if h.usable_ports()]
-    if not probe.hcas:
+    hcas = hcas_of(probe)
+    usable = [h for h in hcas if h.usable_ports()]
+    if not hcas:
         plan.problems.append(f"host {probe.host}: no RDMA device (sysfs lists no HCA): run a "
                              "program built for the udp conduit there instead")
         return usable
     if not usable:
-        listed = "; ".join(describe_hca(h) for h in probe.hcas) or "none"
+        listed = "; ".join(describe_hca(h) for h in hcas) or "none"
         plan.problems.append(f"host {probe.host}: no active InfiniBand port for the ibv conduit "
                              f"(HCAs: {listed})")
         return usable
@@ -86,7 +90,7 @@ def plan_ports(probe: HostProbe, env: Mapping[str, str], plan: HostPlan) -> list
 
 
 def check_limits(probe: HostProbe, usable: list[Hca], env: Mapping[str, str],
-                 plan: HostPlan, buffers: _native.IbvPlan) -> None:
+                 plan: HostPlan, buffers: IbvPlan) -> None:
     depth_pp = knob_int(env, "GASNET_NETWORKDEPTH_PP")
     for hca in usable:
         lim = hca.limits
@@ -111,7 +115,7 @@ def check_limits(probe: HostProbe, usable: list[Hca], env: Mapping[str, str],
 
 
 def plan_memory(probe: HostProbe, ranks_on_host: int, env: Mapping[str, str], plan: HostPlan,
-                buffers: _native.IbvPlan, usable: list[Hca]) -> None:
+                buffers: IbvPlan, usable: list[Hca]) -> None:
     queues = _native.pshm_host_bytes(ranks_on_host)
     physmem = env.get("GASNET_PHYSMEM_MAX") or None
     if probe.memlock is not None and not (physmem and physmem.strip()):
@@ -154,7 +158,7 @@ def plan_host(probe: HostProbe, ranks_on_host: int, nranks: int,
     usable = plan_ports(probe, env, plan)
     maxsize = knob_int(env, "GASNET_SUPERNODE_MAXSIZE")
     snode = ranks_on_host if maxsize == 0 else min(maxsize, ranks_on_host)
-    buffers = _native.ibv_plan(nranks, nranks - snode, knob_int(env, "GASNET_AM_CREDITS_PP"),
+    buffers = ibv_plan(nranks, nranks - snode, knob_int(env, "GASNET_AM_CREDITS_PP"),
                                knob_int(env, "GASNET_RBUF_COUNT"),
                                knob_int(env, "GASNET_BBUF_COUNT"), knob_int(env, "GASNET_USE_SRQ"),
                                knob_int(env, "GASNET_NETWORKDEPTH_PP"),
@@ -174,33 +178,7 @@ def summary(probe: HostProbe, plan: HostPlan, ranks_on_host: int) -> str:
              f"{topo.cores} cores" if topo else "topology unknown")
     ports = "; ".join(f"socket {s}: {spec}" for s, spec in plan.ports_by_socket.items()) \
         or "ports as set by the user or the conduit's default"
-    return (f"{shape}; {', '.join(describe_hca(h) for h in probe.hcas) or 'no HCA'}; {ports}; "
+    return (f"{shape}; {', '.join(describe_hca(h) for h in hcas_of(probe)) or 'no HCA'}; {ports}; "
             f"{ranks_on_host} ranks each register {mib(plan.pool_bytes)} of buffers "
             f"({'shared' if plan.use_srq else 'per-peer'} receive queues) and a segment of up "
             f"to {mib(plan.segment_per_rank)}")
-
-
-def group_notes(notes: list[str]) -> list[str]:
-    """"host H: text" notes of many hosts, one line per text with the hosts folded
-    (h[1-64]: ...), in the order first seen."""
-    from ClusterShell.NodeSet import NodeSet
-    order: list[str] = []
-    hosts: dict[str, list[str]] = {}
-    for note in notes:
-        host, sep, text = note.partition(": ")
-        if not sep or not host.startswith("host "):
-            host, text = "", note
-        if text not in hosts:
-            order.append(text)
-            hosts[text] = []
-        if host:
-            hosts[text].append(host[len("host "):])
-    out = []
-    for text in order:
-        names = hosts[text]
-        if not names:
-            out.append(text)
-        else:
-            folded = str(NodeSet.fromlist(names))
-            out.append(f"host{'s' if len(names) > 1 else ''} {folded}: {text}")
-    return out

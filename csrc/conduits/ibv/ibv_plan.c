@@ -1,6 +1,6 @@
 /* ibv_plan.c: how many buffers an ibv rank registers, and so how much of GASNET_PHYSMEM_MAX
  * is left for its segment. One arithmetic for the conduit and for gasnetrun's per-node plan. */
-#include "knob_api.h"
+#include "ibv_plan.h"
 
 int gasneti_ibv_plan(int nranks, int remote_peers, int credits_pp, int rbuf_count, int bbuf_count,
                      int use_srq, int depth_pp, int depth_total, gasneti_ibv_plan_t *out) {

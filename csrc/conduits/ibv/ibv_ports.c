@@ -1,11 +1,11 @@
-/* ports_spec.c: GASNET_IBV_PORTS specs, "HCA[:port[,port...]][+HCA...]": which HCAs and
+/* ibv_ports.c: GASNET_IBV_PORTS specs, "HCA[:port[,port...]][+HCA...]": which HCAs and
  * ports a rank may use. Errors quote the substring that does not parse. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "knob_api.h"
+#include "ibv_plan.h"
 
 static int bad(char *err, size_t errlen, const char *what, const char *start, size_t len) {
   snprintf(err, errlen, "%s '%.*s'", what, (int)len, start);
@@ -57,3 +57,22 @@ int gasneti_parse_ports(const char *spec, gasneti_port_entry_t *out, int max, ch
   }
   return n;
 }
+
+/* The knob table's check of a GASNET_IBV_PORTS value: its canonical form lists every HCA with
+ * its ports, so that equal specs compare equal however they were spaced. */
+static int check_ports(const char *text, char *canon, size_t canonlen, char *why,
+                       size_t whylen) {
+  gasneti_port_entry_t e[32];
+  int n = gasneti_parse_ports(text, e, 32, why, whylen);
+  if (n < 0) return 0;
+  size_t used = (size_t)snprintf(canon, canonlen, "ports:");
+  for (int i = 0; i < n && used < canonlen; i++) {
+    used += (size_t)snprintf(canon + used, canonlen - used, "%s%s", i ? "+" : "", e[i].hca);
+    for (int j = 0; j < e[i].nports && used < canonlen; j++)
+      used += (size_t)snprintf(canon + used, canonlen - used, "%c%d", j ? ',' : ':', e[i].ports[j]);
+  }
+  return 1;
+}
+
+const gasneti_knob_syntax_t gasnetc_ibv_ports_syntax = {
+    "ports", "HCA[:port[,port...]][+HCA...] (e.g. mlx5_0+mlx5_1:1,2)", check_ports};

@@ -1,11 +1,11 @@
-/* connectfile.c: GASNET_CONNECTFILE_IN/OUT files: lines "node: peer peer a-b ...", optional
+/* ibv_connectfile.c: GASNET_CONNECTFILE_IN/OUT files: lines "node: peer peer a-b ...", optional
  * "size: N" and "base: B" (2..36) lines. Parse errors carry file, line and column. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../knobs/knob_api.h"
+#include "ibv_plan.h"
 
 int gasneti_conngraph_add(gasneti_conngraph_t *g, int a, int b) {
   if (a == b) return 1; /* a rank is always "connected" to itself */

@@ -1,5 +1,6 @@
-/* knob_api.h: the knob table, its value parsers, GASNET_IBV_PORTS specs and connect files.
- * Free of runtime state, so the runtime and gasnetrun's CFFI binding share one implementation.
+/* knob_api.h: the knob table (the core's rows and every conduit's, collected by the build), its
+ * value parsers, and the arithmetic of memory and exit knobs. Free of runtime state, so the
+ * runtime, the compiled gasnetrun front and gasnetrun's CFFI binding share one implementation.
  * The region between CFFI-BEGIN and CFFI-END is also the binding's cdef: plain declarations. */
 #ifndef GASNETI_KNOB_API_H
 #define GASNETI_KNOB_API_H
@@ -19,10 +20,19 @@ typedef enum {
   GASNETI_KNOB_STRING,
   GASNETI_KNOB_LIST,          /* comma-separated words */
   GASNETI_KNOB_FILENAME,      /* a path; '%' is replaced by the rank */
-  GASNETI_KNOB_PORTS          /* a GASNET_IBV_PORTS spec: "mlx5_0+mlx5_1:1,2" */
+  GASNETI_KNOB_CUSTOM         /* the row's syntax (a conduit's own value form) parses it */
 } gasneti_knob_type_t;
 
 typedef enum { GASNETI_SCOPE_JOB, GASNETI_SCOPE_RANK } gasneti_knob_scope_t;
+
+/* A value form of a conduit's own (GASNETI_KNOB_CUSTOM), declared beside the code that reads
+ * it: its name, its accepted form for messages, and its parser (1 with the canonical form in
+ * canon, or 0 with what is wrong in why). */
+typedef struct {
+  const char *type_name;
+  const char *accepted;
+  int (*check)(const char *text, char *canon, size_t canonlen, char *why, size_t whylen);
+} gasneti_knob_syntax_t;
 
 typedef struct {
   const char *name;     /* a family like GASNET_IBV_PORTS_<n> ends in "_<n>" */
@@ -32,7 +42,8 @@ typedef struct {
   const char *choices;  /* ENUM: words separated by '|' */
   const char *unit;
   gasneti_knob_scope_t scope;
-  const char *conduits; /* comma-separated, or "all" */
+  const char *conduits; /* "all", "network" (every conduit that reaches other hosts), or the
+                         * one conduit whose rows declare it */
   const char *doc;
   /* For gasnet-tune: whether sweeping the knob can pay off, the values worth trying
    * (comma-separated, in the knob's own syntax), and a constraint relating it to another knob
@@ -40,13 +51,14 @@ typedef struct {
   int tunable;
   const char *sweep;
   const char *constraint;
+  const gasneti_knob_syntax_t *syntax; /* GASNETI_KNOB_CUSTOM only */
 } gasneti_knob_t;
 
 size_t gasneti_knob_count(void);
 const gasneti_knob_t *gasneti_knob_at(size_t index);
 /* Exact names, and members of families ("GASNET_IBV_PORTS_3" finds GASNET_IBV_PORTS_<n>). */
 const gasneti_knob_t *gasneti_knob_find(const char *name);
-const char *gasneti_knob_type_name(gasneti_knob_type_t type);
+const char *gasneti_knob_type_name(const gasneti_knob_t *knob);
 const char *gasneti_knob_accepted_form(const gasneti_knob_t *knob);
 
 /* Whether a value means "unset": empty or only white space (the runtime and gasnetrun agree). */
@@ -89,56 +101,21 @@ double gasneti_exit_grace(double timeout);
 /* '%' replaced by the rank (FILENAME knobs). */
 int gasneti_expand_filename(const char *pattern, int rank, char *out, size_t outlen);
 
-/* ---- GASNET_IBV_PORTS ---- */
-typedef struct {
-  char hca[64];
-  int nports;      /* 0: the first active port */
-  int ports[16];
-} gasneti_port_entry_t;
-/* Returns the number of entries (up to max), or -1 with a message naming the bad substring. */
-int gasneti_parse_ports(const char *spec, gasneti_port_entry_t *out, int max, char *err,
-                        size_t errlen);
-
-/* ---- ibv: the buffers each rank registers, shared by the conduit and gasnetrun's plan ---- */
-enum {
-  GASNETI_IBV_BUFSZ = 4224,       /* one AM buffer: the largest header and a 4096-byte Medium */
-  GASNETI_IBV_BOUNCE_SZ = 65536,  /* a bounce block for RDMA from or to unregistered memory */
-  GASNETI_IBV_BOUNCE_COUNT = 32,
-  GASNETI_IBV_UD_BUFSZ = 128,     /* a connection handshake datagram */
-  GASNETI_IBV_UD_RBUFS = 256,
-  GASNETI_IBV_UD_SBUFS = 64
-};
-typedef struct {
-  int use_srq;          /* 1: one shared receive queue per HCA */
-  int rq_depth;         /* receive buffers per peer's queue pair without SRQ: 2 x credits + 2 */
-  int rbufs;            /* AM receive buffers of the rank */
-  int bbufs;            /* AM send buffers (and small bounce buffers) */
-  int depth_total;      /* work requests in flight from the rank */
-  uint64_t pool_bytes;  /* everything the rank registers besides its segment */
-} gasneti_ibv_plan_t;
-/* From the job size, the ranks outside the rank's supernode and GASNET_AM_CREDITS_PP,
- * GASNET_RBUF_COUNT, GASNET_BBUF_COUNT, GASNET_USE_SRQ (-1 auto: SRQ when per-peer queues would
- * need more buffers than GASNET_RBUF_COUNT; 0 never; n: jobs of n ranks or more),
- * GASNET_NETWORKDEPTH_PP and _TOTAL (0: PP x remote peers). Returns 1. */
-int gasneti_ibv_plan(int nranks, int remote_peers, int credits_pp, int rbuf_count, int bbuf_count,
-                     int use_srq, int depth_pp, int depth_total, gasneti_ibv_plan_t *out);
-
-/* ---- connect files ---- */
-typedef struct {
-  int size;        /* from a "size:" line, or -1 */
-  int nedges;
-  int capacity;
-  int32_t *edges;  /* pairs (a, b) with a < b, as read; duplicates possible */
-} gasneti_conngraph_t;
-/* Parses connect-file text. job_size (>0) is checked against a "size:" line and bounds node
- * numbers. Errors name the file, line and column. Returns 1, or 0 with err set. */
-int gasneti_connectfile_parse(const char *text, const char *filename, int job_size,
-                              gasneti_conngraph_t *out, char *err, size_t errlen);
-/* Writes graph g of size nodes in base (2..36); returns malloc'ed text or NULL. */
-char *gasneti_connectfile_write(const gasneti_conngraph_t *g, int nodes, int base);
-int gasneti_conngraph_add(gasneti_conngraph_t *g, int a, int b);
-void gasneti_conngraph_free(gasneti_conngraph_t *g);
+/* Frees what the parsers of this table and of conduits' launcher code return. */
 void gasneti_free(void *p);
 /* CFFI-END */
+
+/* One owner's rows (the core's, or a conduit's <name>_knobs.c); the build lists every owner's
+ * in gasneti_knob_groups (generated), and the lookups below see them as one table. */
+typedef struct {
+  const char *owner;
+  const gasneti_knob_t *rows;
+  size_t count;
+} gasneti_knob_group_t;
+extern const gasneti_knob_group_t *const gasneti_knob_groups[]; /* NULL-terminated */
+
+/* Row initializer tails: a knob the tuner leaves alone, and one it sweeps. */
+#define GASNETI_NOT_TUNED 0, NULL, NULL, NULL
+#define GASNETI_TUNED(values, constraint) 1, values, constraint, NULL
 
 #endif

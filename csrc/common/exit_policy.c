@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../knobs/knob_api.h"
+#include "knob_api.h"
 #include "exit_policy.h"
 
 enum { RUNNING = 0, SAID_DONE = 1, SAID_END = 2, ENDED = 3, SIGNALLED = 0x80 };

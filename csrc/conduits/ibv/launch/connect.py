@@ -12,8 +12,10 @@ import json
 import os
 from pathlib import Path
 
-from . import _native
-from .plan import Plan
+from gasnetrun._native import ParseError
+from gasnetrun.plan import Plan
+
+from .native import parse_connectfile, write_connectfile
 
 MANIFEST = "connect.json"
 RANK_FILE = "rank-{}.conn"
@@ -87,14 +89,14 @@ def finish_record(directory: str, plan: Plan) -> list[str]:
             missing.append(rank)
             continue
         try:
-            edges |= _native.parse_connectfile(text, str(f), plan.nranks).edges
-        except _native.ParseError as err:
+            edges |= parse_connectfile(text, str(f), plan.nranks).edges
+        except ParseError as err:
             return [f"warning: {err}: nothing merged"]
     for i, share in enumerate(plan.hosts):
         mine = set(share.ranks)
         node_edges = {e for e in edges if e[0] in mine or e[1] in mine}
-        (path / f"node-{i}.conn").write_text(_native.write_connectfile(node_edges, plan.nranks))
-    (path / "job.conn").write_text(_native.write_connectfile(edges, plan.nranks))
+        (path / f"node-{i}.conn").write_text(write_connectfile(node_edges, plan.nranks))
+    (path / "job.conn").write_text(write_connectfile(edges, plan.nranks))
     manifest = {"nranks": plan.nranks, "connections": len(edges),
                 "nodes": [{"host": h.name, "ranks": h.ranks} for h in plan.hosts],
                 "program": plan.program}

@@ -16,10 +16,14 @@ static const char *const type_names[] = {
     [GASNETI_KNOB_FRACTION_SIZE] = "fraction-or-size", [GASNETI_KNOB_SEGSIZE] = "segment-size",
     [GASNETI_KNOB_ENUM] = "enum",          [GASNETI_KNOB_STRING] = "string",
     [GASNETI_KNOB_LIST] = "list",          [GASNETI_KNOB_FILENAME] = "filename",
-    [GASNETI_KNOB_PORTS] = "ports",
+    [GASNETI_KNOB_CUSTOM] = "custom",
 };
 
-const char *gasneti_knob_type_name(gasneti_knob_type_t type) { return type_names[type]; }
+/* A custom form's own name (e.g. "ports"), else the type's. */
+const char *gasneti_knob_type_name(const gasneti_knob_t *knob) {
+  return knob->type == GASNETI_KNOB_CUSTOM && knob->syntax ? knob->syntax->type_name
+                                                           : type_names[knob->type];
+}
 
 const char *gasneti_knob_accepted_form(const gasneti_knob_t *knob) {
   switch (knob->type) {
@@ -42,7 +46,7 @@ const char *gasneti_knob_accepted_form(const gasneti_knob_t *knob) {
       }
       return "comma-separated words (e.g. a,b,c)";
     case GASNETI_KNOB_FILENAME: return "a file name, where '%' stands for the rank";
-    case GASNETI_KNOB_PORTS: return "HCA[:port[,port...]][+HCA...] (e.g. mlx5_0+mlx5_1:1,2)";
+    case GASNETI_KNOB_CUSTOM: return knob->syntax ? knob->syntax->accepted : "?";
   }
   return "?";
 }
@@ -243,18 +247,11 @@ static int check_list(const gasneti_knob_t *k, const char *text, char *canon, si
   return 1;
 }
 
-static int check_ports(const gasneti_knob_t *k, const char *text, char *canon, size_t canonlen,
-                       char *err, size_t errlen) {
-  gasneti_port_entry_t e[32];
-  char why[160];
-  int n = gasneti_parse_ports(text, e, 32, why, sizeof why);
-  if (n < 0) return fail(err, errlen, k, text, why);
-  size_t used = (size_t)snprintf(canon, canonlen, "ports:");
-  for (int i = 0; i < n && used < canonlen; i++) {
-    used += (size_t)snprintf(canon + used, canonlen - used, "%s%s", i ? "+" : "", e[i].hca);
-    for (int j = 0; j < e[i].nports && used < canonlen; j++)
-      used += (size_t)snprintf(canon + used, canonlen - used, "%c%d", j ? ',' : ':', e[i].ports[j]);
-  }
+static int check_custom(const gasneti_knob_t *k, const char *text, char *canon,
+                        size_t canonlen, char *err, size_t errlen) {
+  char why[160] = "no parser for this knob's form";
+  if (!k->syntax || !k->syntax->check(text, canon, canonlen, why, sizeof why))
+    return fail(err, errlen, k, text, why);
   return 1;
 }
 
@@ -269,7 +266,7 @@ static int check(const gasneti_knob_t *k, const char *text, char *canon, size_t 
     case GASNETI_KNOB_SEGSIZE: return check_memsize(k, text, canon, canonlen, err, errlen);
     case GASNETI_KNOB_ENUM: return check_enum(k, text, canon, canonlen, err, errlen);
     case GASNETI_KNOB_LIST: return check_list(k, text, canon, canonlen, err, errlen);
-    case GASNETI_KNOB_PORTS: return check_ports(k, text, canon, canonlen, err, errlen);
+    case GASNETI_KNOB_CUSTOM: return check_custom(k, text, canon, canonlen, err, errlen);
     case GASNETI_KNOB_FILENAME:
       if (!*skip_space(text)) return fail(err, errlen, k, text, "empty");
       return snprintf(canon, canonlen, "file:%s", text), 1;

@@ -1,0 +1,113 @@
+/* core_knobs.c: the core's rows of the knob table: every GASNET_* variable that is not one
+ * conduit's (layout, memory, exit, signals, spawners, and the AM flow control every network
+ * conduit shares). Conduits declare their own rows in csrc/conduits/<name>/<name>_knobs.c. */
+#include "knob_api.h"
+
+#define BIG 9.0e18
+#define J GASNETI_SCOPE_JOB
+#define R GASNETI_SCOPE_RANK
+
+static const gasneti_knob_t rows[] = {
+    /* ---- job layout and memory ---- */
+    {"GASNET_SUPERNODE_MAXSIZE", GASNETI_KNOB_INT, "0", 0, 65535, NULL, "ranks", J, "all",
+     "Most ranks per shared-memory supernode (0: all ranks of a host; 1: no PSHM peers).", GASNETI_NOT_TUNED},
+    {"GASNET_PSHM_NODES", GASNETI_KNOB_INT, "0", 0, 256, NULL, "ranks", J, "all",
+     "Without a launcher (the fork spawner), fork into this many ranks on this host (0 or 1: a 1-rank job).", GASNETI_NOT_TUNED},
+    {"GASNET_MAX_SEGSIZE", GASNETI_KNOB_SEGSIZE, "0.85/H", 4096, BIG, NULL, "bytes", R, "all",
+     "Largest segment per rank: a size or a fraction of physical memory, per host (/H, shared "
+     "by its ranks) or per process (/P, the default).", GASNETI_NOT_TUNED},
+    {"GASNET_PHYSMEM_MAX", GASNETI_KNOB_FRACTION_SIZE, "2/3", 4096, BIG, NULL, "bytes", R, "all",
+     "Memory per host that segments (and what conduits register with the network) may use, "
+     "divided among the host's ranks: a size or a fraction of physical memory.", GASNETI_NOT_TUNED},
+    /* ---- collectives and exit ---- */
+    {"GASNET_BARRIER", GASNETI_KNOB_ENUM, "PSHM", 0, 0, "PSHM|AMDISSEM", "", J, "all",
+     "Barrier algorithm: PSHM (shared memory inside a supernode, AM dissemination between "
+     "supernodes) or AMDISSEM (AM dissemination among all ranks).",
+     GASNETI_TUNED("PSHM,AMDISSEM", NULL)},
+    {"GASNET_EXITTIMEOUT", GASNETI_KNOB_DOUBLE, "", 0.001, 86400, NULL, "seconds", J, "all",
+     "Time for all ranks to leave once one has (default: min(_MAX, _MIN + _FACTOR * ranks)).", GASNETI_NOT_TUNED},
+    {"GASNET_EXITTIMEOUT_MAX", GASNETI_KNOB_DOUBLE, "360", 0.001, 86400, NULL, "seconds", J,
+     "all", "Upper bound of the computed GASNET_EXITTIMEOUT.", GASNETI_NOT_TUNED},
+    {"GASNET_EXITTIMEOUT_MIN", GASNETI_KNOB_DOUBLE, "2", 0.001, 86400, NULL, "seconds", J, "all",
+     "Constant part of the computed GASNET_EXITTIMEOUT.", GASNETI_NOT_TUNED},
+    {"GASNET_EXITTIMEOUT_FACTOR", GASNETI_KNOB_DOUBLE, "0.25", 0, 3600, NULL, "seconds/rank", J,
+     "all", "Per-rank part of the computed GASNET_EXITTIMEOUT.", GASNETI_NOT_TUNED},
+    {"GASNET_WAIT_MODE", GASNETI_KNOB_ENUM, "auto", 0, 0, "auto|spin|block|spinblock", "", R,
+     "all", "How a rank waits for communication: spin (poll), block (poll, then give the core "
+     "away), spinblock (poll a while first); auto spins unless the host's ranks outnumber its "
+     "cores. Use block when hosts share cores (virtual machines, containers on one machine).",
+     GASNETI_TUNED("spin,block,spinblock", NULL)},
+    /* ---- signals and debugging (GASNet-1's names) ---- */
+    {"GASNET_BACKTRACE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "A rank that hits a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) or a fatal "
+     "GASNet error prints its backtrace to stderr (functions, and files and lines where "
+     "addr2line finds debug information) before it ends.", GASNETI_NOT_TUNED},
+    {"GASNET_BACKTRACE_SIGNAL", GASNETI_KNOB_ENUM, "", 0, 0, "SIGUSR1|SIGUSR2", "", R, "all",
+     "A rank that receives this signal prints its backtrace and goes on: send it to gasnetrun "
+     "to see where every rank of a job that hangs is.", GASNETI_NOT_TUNED},
+    {"GASNET_FREEZE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "Every rank stops in gasnet_init until a debugger sets gasnet_frozen to 0.", GASNETI_NOT_TUNED},
+    {"GASNET_FREEZE_ON_ERROR", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "A rank that hits a fatal signal or fatal GASNet error stops (printing its pid and host) "
+     "until a debugger sets gasnet_frozen to 0 or the job is interrupted.", GASNETI_NOT_TUNED},
+    {"GASNET_FREEZE_SIGNAL", GASNETI_KNOB_ENUM, "", 0, 0, "SIGUSR1|SIGUSR2", "", R, "all",
+     "A rank that receives this signal stops until a debugger sets gasnet_frozen to 0.",
+     GASNETI_NOT_TUNED},
+    {"GASNET_NO_CATCH_SIGNAL", GASNETI_KNOB_LIST, "", 0, 0,
+     "*|SIGINT|SIGTERM|SIGHUP|SIGQUIT|SIGSEGV|SIGBUS|SIGILL|SIGFPE|SIGABRT|INT|TERM|HUP|QUIT|"
+     "SEGV|BUS|ILL|FPE|ABRT", "", R, "all",
+     "Signals GASNet leaves to their default action (or to the client) instead of turning "
+     "them into its exit path; * for all.", GASNETI_NOT_TUNED},
+    {"GASNET_VERBOSEENV", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "Rank 0 prints every knob it read, its value, and whether it was the default.", GASNETI_NOT_TUNED},
+    {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
+     "How gasnetrun starts ranks when -spawner is not given.", GASNETI_NOT_TUNED},
+    {"GASNET_MPI_THREAD", GASNETI_KNOB_ENUM, "SINGLE", 0, 0,
+     "SINGLE|FUNNELED|SERIALIZED|MULTIPLE", "", R, "all",
+     "Thread level the mpi spawner asks of MPI_Init_thread (raise it when the client uses MPI "
+     "from several threads itself); the job fails if MPI offers less.", GASNETI_NOT_TUNED},
+    {"GASNET_SSH_SERVERS", GASNETI_KNOB_LIST, "", 0, 0, NULL, "", J, "all",
+     "Hosts the ssh spawner may start ranks on, comma-separated (e.g. node1,node2).", GASNETI_NOT_TUNED},
+    {"GASNET_SSH_CMD", GASNETI_KNOB_STRING, "ssh", 0, 0, NULL, "", J, "all",
+     "Remote shell command the ssh spawner runs (split like a shell would, e.g. 'ssh -q').",
+     GASNETI_NOT_TUNED},
+    {"GASNET_SSH_OPTIONS", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",
+     "More options for the remote shell command, split like a shell would (e.g. '-p 2222 -F "
+     "cfg').", GASNETI_NOT_TUNED},
+    {"GASNET_SSH_NODEFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", J, "all",
+     "File of hosts for the ssh spawner: 'host', 'host slots=N' or 'host:N' lines.", GASNETI_NOT_TUNED},
+    {"GASNET_NODEFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", J, "all",
+     "File of hosts (as GASNET_SSH_NODEFILE), read when that one is not set.", GASNETI_NOT_TUNED},
+    {"GASNET_SSH_OUT_DEGREE", GASNETI_KNOB_INT, "32", 0, 4096, NULL, "agents", J, "all",
+     "Children each agent of the ssh spawner's tree starts (0: gasnetrun starts every host's "
+     "agent itself).", GASNETI_NOT_TUNED},
+    {"GASNET_SSH_REMOTE_PATH", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",
+     "Working directory of the ranks on other hosts (default: gasnetrun's own).", GASNETI_NOT_TUNED},
+    /* ---- AM flow control and network resources (network conduits) ---- */
+    {"GASNET_AM_CREDITS_PP", GASNETI_KNOB_INT, "12", 1, 1024, NULL, "requests", J, "network",
+     "AM requests in flight from a rank to each peer (a reply returns the credit).",
+     GASNETI_TUNED("2,4,8,12,16,32,64", NULL)},
+    {"GASNET_AM_CREDITS_TOTAL", GASNETI_KNOB_INT, "", 0, 65535, NULL, "requests", J,
+     "network",
+     "AM requests in flight from a rank in all (default: min(256, ranks * _PP); 0: no limit "
+     "beyond the hardware's).",
+     GASNETI_TUNED("32,64,128,256,512,1024", NULL)},
+    {"GASNET_AM_CREDITS_SLACK", GASNETI_KNOB_INT, "1", 0, 1024, NULL, "credits", J, "network",
+     "Credits a responder may bank before it sends a hidden reply to return them.",
+     GASNETI_TUNED("0,1,2,4,8", "<=GASNET_AM_CREDITS_PP")},
+    {"GASNET_NETWORKDEPTH_PP", GASNETI_KNOB_INT, "24", 1, 4096, NULL, "operations", J, "network",
+     "Network operations in flight to each peer (what one operation is belongs to the "
+     "conduit: its README says).",
+     GASNETI_TUNED("4,8,16,24,32,64", NULL)},
+    {"GASNET_NETWORKDEPTH_TOTAL", GASNETI_KNOB_INT, "255", 0, 65535, NULL, "operations", J, "network",
+     "Network operations in flight from a rank in all (0: the most the hardware allows).",
+     GASNETI_TUNED("64,128,255,512,1024", NULL)},
+    /* ---- node planning (gasnetrun) ---- */
+    {"GASNET_PROBE_ROOT", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",
+     "gasnetrun plans each node from this recorded node (a directory with sys/, "
+     "topology.synthetic or .xml, meminfo, memlock, and what conduits' probes read, such as "
+     "ibv_devinfo-v.txt) instead of probing the host: planning offline, and tests.",
+     GASNETI_NOT_TUNED},
+};
+
+const gasneti_knob_group_t gasneti_core_knobs = {"core", rows, sizeof rows / sizeof rows[0]};
