@@ -31,6 +31,19 @@ def test_core_credits_bound_requests_in_flight_and_all_come_back(opt_build):
     assert proc.returncode == 0 and "0 failures" in proc.stdout, proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("datagram,sizes", [("2048", []), ("1472", []), ("", ["64400", "65024"])],
+                         ids=["2048", "1472", "64k"])
+def test_mediums_cut_at_every_point_of_a_partly_filled_datagram_arrive_whole(udp_build, datagram,
+                                                                              sizes):
+    """Each Medium follows two Shorts that leave a datagram partly filled, so some fit its room
+    only without their arguments (a piece once held the whole payload and arrived as a Medium
+    of its own: arguments lost, then "Medium pieces missing" and a hang)."""
+    env = {**NO_PSHM, **({"GASNET_UDP_DATAGRAM": datagram} if datagram else {})}
+    result = udp_build.job(2, "medium_split_test", *sizes, env=env, timeout=180)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("medium_split_test: rank") == 3, result.describe()
+
+
 # ---- a private network namespace that loses packets ---------------------------------------
 class LossyNet:
     def __init__(self) -> None:

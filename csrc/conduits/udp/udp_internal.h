@@ -74,6 +74,9 @@ typedef struct {
   udp_pktq_t ready;  /* in-order packets not yet delivered */
   uint8_t *medium[2]; /* [reply]: a Medium being reassembled from pieces */
   uint32_t medium_got[2];
+  /* [reply]: the send (its progress record) whose Medium pieces are under way to this peer:
+   * pieces are reassembled in order, so another thread's must wait (PAR) */
+  const void *medium_owner[2];
 } udp_peer_t;
 
 typedef struct {

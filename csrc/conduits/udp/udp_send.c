@@ -205,6 +205,7 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
     uint32_t room = p->dgram - p->open_len;
     uint32_t left = total - pr->off;
     if (h->nmsgs < 255 && udp_msg_bytes(am->nargs, left) <= room) { /* the last (or only) part */
+      if (p->medium_owner[reply] == pr) p->medium_owner[reply] = NULL; /* its last piece */
       uint8_t flags = 0;
       uint64_t dst = am->dst;
       if (am->category == GASNETI_AM_LONG && left) flags = GASNETI_AM_TAIL;
@@ -219,6 +220,16 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
       continue;
     }
     if (piece > left) piece = left;
+    /* A Medium's leading piece never holds all of it: the message with the arguments must
+     * carry the rest, or the receiver would take the piece (whole, without arguments) for a
+     * Medium of its own (the room fitted the payload but not the arguments too). */
+    if (am->category == GASNETI_AM_MEDIUM && piece == left && left > 0) piece = left - 1;
+    if (am->category == GASNETI_AM_MEDIUM) {
+      /* The receiver reassembles one Medium per kind at a time: another thread's pieces to
+       * this peer (PAR) go first, whole. */
+      if (p->medium_owner[reply] && p->medium_owner[reply] != pr) return false;
+      p->medium_owner[reply] = pr;
+    }
     if (am->category == GASNETI_AM_LONG)
       append(peer, am, reply, GASNETI_AM_FRAG, false, piece, src + pr->off, am->dst + pr->off,
              external(am, piece));
