@@ -61,16 +61,48 @@ class Result:
                 f"{self.stdout[-3000:]}\n--- stderr ---\n{self.stderr[-3000:]}")
 
 
+@dataclass(frozen=True)
+class Target:
+    """A conduit as the tests run it on this machine: its name, the flavour of what it runs
+    on (an ofi provider, an MPI), and whether it reaches other hosts."""
+    conduit: str
+    flavour: str = ""
+    network: bool = True
+
+    @property
+    def id(self) -> str:
+        return f"{self.conduit}-{self.flavour}" if self.flavour else self.conduit
+
+
+# Every conduit the job suite runs on, in the order of the test ids; each conduit's first
+# flavour is its main one (the sanitizer build runs that one only: flavours share the
+# conduit's code).
+TARGETS = [Target("smp", network=False), Target("udp"), Target("ibv"),
+           Target("ofi", "tcp"), Target("ofi", "udp")]
+# What a flavour means: the libfabric provider an ofi job runs on.
+OFI_PROVIDERS = {"tcp": "tcp;ofi_rxm", "udp": "udp;ofi_rxd", "shm": "shm"}
+CONDUITS = sorted({t.conduit for t in TARGETS})
+# The matrix: every target in the optimized build; one flavour per conduit under sanitizers.
+MATRIX = [("opt", t) for t in TARGETS] + \
+    [("debug", t) for t in TARGETS if t == next(u for u in TARGETS if u.conduit == t.conduit)]
+
+
 class Build:
-    def __init__(self, name: str, path: Path, conduit: str = "smp") -> None:
+    def __init__(self, name: str, path: Path, conduit: str = "smp", flavour: str = "") -> None:
         self.name = name
         self.path = path
         self.conduit = conduit
+        self.flavour = flavour
         self.gasnetrun = str(path / "bin" / "gasnetrun")
 
     def conduit_env(self) -> dict[str, str]:
-        """ibv jobs run on fakeverbs (this machine has no HCA)."""
-        return fakeverbs_env(self.path) if self.conduit == "ibv" else {}
+        """What the conduit needs here: ibv runs on fakeverbs (this machine has no HCA), ofi on
+        the provider its flavour names."""
+        if self.conduit == "ibv":
+            return fakeverbs_env(self.path)
+        if self.conduit == "ofi":
+            return {"GASNET_OFI_PROVIDER": OFI_PROVIDERS[self.flavour or "tcp"]}
+        return {}
 
     def program(self, kind: str, name: str, mode: str = "seq") -> str:
         """A built program: kind is tests, bench or examples."""
@@ -102,23 +134,22 @@ def job_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-CONDUITS = ["smp", "udp", "ibv"]
-
-
-def built(variant: str, conduit: str = "smp") -> Build:
+def built(variant: str, conduit: str = "smp", flavour: str = "") -> Build:
     path = BUILDS[variant]
     if not (path / "bin" / "gasnetrun").exists():
         pytest.skip(f"{path} is not built (run: scons{' debug=1' if variant == 'debug' else ''})")
     if not (path / conduit).is_dir():
         pytest.skip(f"this build has no {conduit} conduit")
-    return Build(variant, path, conduit)
+    return Build(variant, path, conduit, flavour)
 
 
-@pytest.fixture(params=[(v, c) for v in BUILDS for c in CONDUITS], scope="session",
-                ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(params=[(v, t) for v, t in MATRIX], scope="session",
+                ids=lambda p: f"{p[0]}-{p[1].id}")
 def build(request) -> Build:
-    """Every variant with every conduit: the runtime's behaviour must not depend on either."""
-    return built(*request.param)
+    """Every conduit in the optimized build, and each conduit under the sanitizers: the
+    runtime's behaviour must not depend on either."""
+    variant, target = request.param
+    return built(variant, target.conduit, target.flavour)
 
 
 @pytest.fixture(params=list(BUILDS), scope="session")
@@ -197,3 +228,104 @@ def ibv_launch(native):
         return importlib.import_module("gasnetrun.conduits.ibv")
     except ImportError:
         pytest.skip("this build has no ibv conduit (libibverbs-dev is not installed)")
+
+
+# ---- tiers and the cases that apply ------------------------------------------------------------
+MARKERS = {
+    "quick": "the quick tier (bash test.sh quick): unit tests and one job per feature on the "
+             "optimized smp build; set by this file, not by tests",
+    "timing": "asserts how long something took, scaled from a calibration job of the same run; "
+              "never in the quick tier (select with -m timing)",
+    "slow": "a long scenario (many ranks, heavy loss, a tuner sweep, a scratch build)",
+    "cluster": "needs network-namespace hosts or the test Slurm (root)",
+    "applies(predicate)": "collect a parametrized case only where predicate(variant=, conduit=, "
+                          "flavour=, **params) is true",
+    "every_conduit": "a one-supernode (PSHM) case that still means something on network "
+                     "conduits (their start-up, exit or idle paths)",
+    "conduit(name)": "the conduit a test's jobs run on when no build parameter says (a module "
+                     "of one conduit's tests): only smp's are in the quick tier",
+}
+
+
+# Fixtures that build network-namespace hosts, a lossy namespace or the test Slurm.
+CLUSTER_FIXTURES = {"cluster", "lossy_net", "slurm", "slurm_hosts"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, doc in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+
+
+def _case(item: pytest.Item) -> dict[str, object]:
+    """A collected case's parameters, with the build's variant, conduit and flavour spelled
+    out (variant-only fixtures are smp, udp_build is udp)."""
+    callspec = getattr(item, "callspec", None)
+    params: dict[str, object] = dict(callspec.params) if callspec else {}
+    case: dict[str, object] = {k: v for k, v in params.items()
+                               if k not in ("build", "variant_build", "udp_build")}
+    if "build" in params:
+        variant, target = params["build"]  # type: ignore[misc]
+        case.update(variant=variant, conduit=target.conduit, flavour=target.flavour,
+                    network=target.network)
+    elif "variant_build" in params:
+        case.update(variant=params["variant_build"], conduit="smp", flavour="", network=False)
+    elif "udp_build" in params:
+        case.update(variant=params["udp_build"], conduit="udp", flavour="", network=True)
+    return case
+
+
+def _applies(item: pytest.Item, case: dict[str, object]) -> bool:
+    # Ranks that all share one supernode never reach a network conduit: that path is PSHM's,
+    # the same on every conduit, and smp runs it.
+    if case.get("network") and "maxsize" in case and case["maxsize"] is None \
+            and item.get_closest_marker("every_conduit") is None:
+        return False
+    marker = item.get_closest_marker("applies")
+    if marker is not None:
+        args = {"variant": "opt", "conduit": "smp", "flavour": "", **case}
+        args.pop("network", None)
+        return bool(marker.args[0](**args))
+    return True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Only the cases that apply are collected; the quick tier gets the unit tests and the
+    first case of every job test on the optimized smp build."""
+    kept, dropped, first = [], [], set()
+    for item in items:
+        case = _case(item)
+        if not _applies(item, case):
+            dropped.append(item)  # reported as deselected: not a test of anything
+            continue
+        kept.append(item)
+        if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())) \
+                or getattr(case.get("runner"), "slurm", False):
+            item.add_marker(pytest.mark.cluster)
+        if any(item.get_closest_marker(m) for m in ("timing", "slow", "cluster")):
+            continue
+        marker = item.get_closest_marker("conduit")
+        conduit = case.get("conduit") or (marker.args[0] if marker else "smp")
+        if case.get("variant", "opt") != "opt" or conduit != "smp":
+            continue
+        function = (item.nodeid.split("::")[0], getattr(item, "originalname", item.name))
+        if function in first:
+            continue
+        first.add(function)
+        item.add_marker(pytest.mark.quick)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+
+
+@pytest.fixture(scope="module")
+def lossy_net():
+    """A network namespace that drops a share of UDP packets (tests/lossynet.py)."""
+    import shutil
+    from lossynet import LossyNet
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces and nftables need root")
+    if not shutil.which("nft") or not shutil.which("ip"):
+        pytest.skip("nftables (nft) and iproute2 (ip) are needed")
+    net = LossyNet()
+    yield net
+    net.close()

@@ -2,12 +2,13 @@
 (every form, 0..16 arguments), the core and extended name macros, the standard headers
 gasnet.h includes, and the portability helpers. Each client is generated here, compiled
 against the build's headers with implicit declarations as errors, and run as a real job."""
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import built, job_env
+from conftest import CONDUITS, built, job_env
 
 MAX_ARGS = 16
 
@@ -118,16 +119,22 @@ def compile_client(build, source: str, path: Path) -> str:
            "-Werror=int-conversion", "-DGASNET_SEQ", f"-I{inc}",
            f"-I{inc}/{build.conduit}-conduit", str(src), "-o", str(path),
            f"-L{build.path / 'lib'}", f"-lgasnet-{build.conduit}-seq", "-pthread", "-lrt", "-lm"]
-    if build.conduit == "ibv":
-        cmd.append("-libverbs")
+    cmd += [f"-l{lib}" for lib in conduit_libs(build)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return str(path)
 
 
-@pytest.fixture(params=["smp", "udp", "ibv"])
+@pytest.fixture(params=CONDUITS)
 def opt_conduit_build(request):
     return built("opt", request.param)
+
+
+def conduit_libs(build) -> list[str]:
+    """What the conduit's programs link besides the runtime, as the build says (--info)."""
+    info = subprocess.run([build.gasnetrun, "--info", "--json"], capture_output=True, text=True,
+                          timeout=60)
+    return json.loads(info.stdout)["libs"].get(build.conduit, [])
 
 
 def run(build, prog: str, nranks: int) -> subprocess.CompletedProcess:

@@ -17,6 +17,8 @@ import pytest
 from watch import watch
 from conftest import BUILDS, FAKE_NODE, ROOT, Build, built, fakeverbs_env, job_env
 
+pytestmark = pytest.mark.conduit("ibv")
+
 NODES = ROOT / "tests" / "fixtures" / "nodes"
 NO_PSHM = {"GASNET_SUPERNODE_MAXSIZE": "1"}
 VERBOSE = {"GASNET_IBV_VERBOSE": "1"}

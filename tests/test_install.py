@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILDS, ROOT, fakeverbs_env, job_env
+from conftest import BUILDS, ROOT, Build, job_env
 
 CLIENT_MAKEFILE = """\
 include $(GASNET_MAK)
@@ -34,20 +34,19 @@ def prefix(tmp_path_factory):
 
 def conduit_env(conduit: str) -> dict[str, str]:
     """Network conduits with every rank its own supernode (the ring travels over the network);
-    ibv on fakeverbs."""
+    each conduit with what it needs here (Build.conduit_env: ibv on fakeverbs, ofi's provider)."""
     if conduit == "smp":
         return {}
     env = {"GASNET_SUPERNODE_MAXSIZE": "1"}
-    if conduit == "ibv":
-        if not (ROOT / "build" / "ibv").is_dir():
-            pytest.skip("this build has no ibv conduit")
-        env.update(fakeverbs_env(BUILDS["opt"]))
+    if not (ROOT / "build" / conduit).is_dir():
+        pytest.skip(f"this build has no {conduit} conduit")
+    env.update(Build("opt", BUILDS["opt"], conduit).conduit_env())
     return env
 
 
 @pytest.mark.parametrize("conduit,mode", [("smp", "seq"), ("smp", "par"), ("smp", "parsync"),
                                           ("udp", "seq"), ("udp", "parsync"), ("ibv", "seq"),
-                                          ("ibv", "par")])
+                                          ("ibv", "par"), ("ofi", "seq")])
 def test_client_makefile_including_the_mak_file_builds_and_runs(prefix, tmp_path, conduit, mode):
     shutil.copy(ROOT / "examples" / "hello_ring.c", tmp_path / "hello.c")
     (tmp_path / "Makefile").write_text(CLIENT_MAKEFILE)

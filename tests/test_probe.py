@@ -214,7 +214,7 @@ def test_probe_prints_a_table_and_json(opt_build):
 def test_probe_exits_1_when_a_host_cannot_run_an_ibv_job(opt_build, tmp_path):
     node = node_copy(tmp_path, "single-hca-port-down")
     (node / "memlock").write_text("64\n")
-    result = probe_cmd(opt_build, env={"GASNET_PROBE_ROOT": str(node)})
+    result = probe_cmd(opt_build, "--conduit", "ibv", env={"GASNET_PROBE_ROOT": str(node)})
     assert result.returncode == 1, result.stdout + result.stderr
     assert "problem:" in result.stdout and "memlock limit" in result.stdout
 

@@ -7,6 +7,9 @@
  * plain UDP ping-pong, timed repeat by repeat next to the AMShort round trip.
  * Usage: am_bench [--json] [--quick] [--only NAME] */
 #include "raw_udp.h"
+#ifdef GASNET_CONDUIT_OFI
+#include "raw_ofi.h"
+#endif
 
 static volatile int replies, stop;
 static volatile long pings; /* AMShort pings served (rank 1) */
@@ -45,7 +48,7 @@ static void mix_l(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t a) 
 
 static const char *const names[] = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt",
                                     "am_long_rtt", "am_short_flood", "am_mix", "barrier",
-                                    "idle_poll", "raw_udp_rtt", NULL};
+                                    "idle_poll", "raw_udp_rtt", "raw_ofi_rtt", NULL};
 static const char *path; /* how rank 0 reaches rank 1: pshm, or the conduit */
 
 static void report(const char *name, size_t size, double *samples, long iters) {
@@ -235,6 +238,16 @@ int main(int argc, char **argv) {
     else raw_udp_rtt_bench(&raw, 32, 100000 / scale);
     raw_udp_close(&raw);
   }
+#ifdef GASNET_CONDUIT_OFI
+  /* On ofi, the baselines are the same provider's own ping-pong and inject flood, on an
+   * endpoint of their own between the same two processes. */
+  static raw_ofi_t ofi_raw;
+  if (bench_wanted("raw_ofi_rtt") && raw_ofi_open(&ofi_raw, seg, maxmed + 256)) {
+    raw_ofi_rtt_bench(&ofi_raw, 100000 / scale);
+    raw_ofi_flood_bench(&ofi_raw, 1000000 / scale);
+    raw_ofi_close(&ofi_raw);
+  }
+#endif
   if (gasnet_mynode() == 0) {
     if (bench_wanted("am_short_rtt") && !paired) roundtrip("am_short_rtt", 0, 0, 200000 / scale);
     const size_t sizes[] = {0, 8, 64, 512, 4096, 32768, maxmed};

@@ -10,6 +10,9 @@
  * Usage: rma_bench [--json] [--quick] [--only NAME] */
 #include "copy_pipe.h"
 #include "raw_udp.h"
+#ifdef GASNET_CONDUIT_OFI
+#include "raw_ofi.h"
+#endif
 
 #define MAXSZ (4u << 20)
 #define WINDOW 16 /* operations in flight in the nb/nbi bandwidth runs */
@@ -34,7 +37,7 @@ static const char *const names[] = {
     "put_nb_val_latency", "get_nb_val_latency", "memcpy_rate", "put_rate", "get_rate",
     "put_nb_rate", "get_nb_rate", "put_nbi_rate", "get_nbi_rate", "memcpy_bw", "put_bulk_bw",
     "get_bulk_bw", "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw", "copy_pipe_bw",
-    "raw_udp_stream", "put_nb_latency_vs_put", "get_nb_latency_vs_get", "put_nbi_latency_vs_put",
+    "raw_udp_stream", "raw_ofi_write_stream", "put_nb_latency_vs_put", "get_nb_latency_vs_get", "put_nbi_latency_vs_put",
     "get_nbi_latency_vs_get", "put_nb_rate_vs_put", "get_nb_rate_vs_get", "put_nbi_rate_vs_put",
     "get_nbi_rate_vs_get", "put_nb_val_latency_vs_put_val", "get_nb_val_latency_vs_get_val",
     "put_latency_vs_am_short", "get_latency_vs_am_short",
@@ -217,6 +220,14 @@ int main(int argc, char **argv) {
                          2000 / scale + 1);
     raw_udp_close(&raw);
   }
+#ifdef GASNET_CONDUIT_OFI
+  /* On ofi, the baseline is the same provider's RMA write stream, on an endpoint of its own. */
+  static raw_ofi_t ofi_raw;
+  if (bench_wanted("raw_ofi_write_stream") && raw_ofi_open(&ofi_raw, seg, MAXSZ)) {
+    raw_ofi_write_bench(&ofi_raw, local, 1u << 20, 2000 / scale + 1);
+    raw_ofi_close(&ofi_raw);
+  }
+#endif
   if (gasnet_mynode() == 0) {
     int direct = path[0] == 'd';
     void *remote = seg[1].addr;

@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
               "[--map-by block|cyclic] [-E VAR1,VAR2] [--env-only] [--env-file FILE] [-v] "
               "[-t [--json]] [-k] [--tag-output] [-spawner=NAME] [--connect record|replay DIR] "
               "[--] prog [args]\n"
-              "       gasnetrun --probe [-H HOSTS | --hostfile FILE] [-n N] [--json]\n"
+              "       gasnetrun --probe [-H HOSTS | --hostfile FILE] [-n N] [--conduit NAME] "
+              "[--json]\n"
               "       gasnetrun --knobs [NAME] [--json]\n       gasnetrun --info [--json]",
         description="Start a GASNet job of N ranks. Every GASNET_* variable the job would see is "
                     "checked against the runtime's knob table before anything starts.")
@@ -137,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probe", action="store_true",
                    help="probe the job's hosts (topology, memory, each conduit's devices) and "
                         "print what a job's ranks would get there")
+    p.add_argument("--conduit", metavar="NAME",
+                   help="with --probe: only this conduit's plan, and exit 1 if a host cannot "
+                        "run it")
     p.add_argument("--connect", nargs=2, metavar=("record|replay", "DIR"),
                    help="record the connections a job uses into DIR (one connect file per "
                         "node), or replay them at the start of the next job (conduits that "
@@ -426,5 +430,9 @@ def probe_hosts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     ssh = shlex.split(env.get("GASNET_SSH_CMD", "").strip() or "ssh") + BATCH_OPTIONS + \
         shlex.split(env.get("GASNET_SSH_OPTIONS", "").strip())
     command = agent_command()[:-1]  # the interpreter and gasnetrun, without --agent
+    if args.conduit is not None and args.conduit not in conduits.names():
+        having = [n for n, _ in conduits.with_hook("probe_plans")]
+        return usage_error(parser, f"--conduit '{args.conduit}': expected a conduit this build "
+                                   f"probes hosts for ({', '.join(having) or 'none'})")
     results = gather(hosts, env, is_this_host, ssh, command)
-    return report(results, ranks, args.nranks or 0, env, args.json)
+    return report(results, ranks, args.nranks or 0, env, args.json, args.conduit)

@@ -194,8 +194,9 @@ def meminfo_total(text: str) -> int:
     return int(m.group(1)) * 1024 if m else 0
 
 
-def probe_host(root: str | None = None) -> HostProbe:
-    """This host, or the recorded node in root."""
+def probe_host(root: str | None = None, only: list[str] | None = None) -> HostProbe:
+    """This host, or the recorded node in root; the devices of every conduit with a launcher
+    half, or of those in `only`."""
     notes: list[str] = []
     host = socket.gethostname()
     if root:
@@ -232,6 +233,8 @@ def probe_host(root: str | None = None) -> HostProbe:
     from . import conduits  # each conduit's own devices (ibv: HCAs)
     devices: dict[str, Any] = {}
     for name, mod in conduits.with_hook("probe_devices"):
+        if only is not None and name not in only:
+            continue
         devices[name], found_notes = mod.probe_devices(root, sysfs)
         notes.extend(found_notes)
     return HostProbe(host=host, topology=topology, memory=memory, memlock=memlock,

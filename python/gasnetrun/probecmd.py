@@ -61,8 +61,10 @@ def folded(text: str, first: str, names: list[str], label: str) -> str:
 
 
 def report(results: list[tuple[str, HostProbe | None, str | None]], ranks: dict[str, int],
-           nranks: int, env: Mapping[str, str], as_json: bool) -> int:
-    """One row per type of host (hosts with identical findings fold into one)."""
+           nranks: int, env: Mapping[str, str], as_json: bool, only: str | None = None) -> int:
+    """One row per type of host (hosts with identical findings fold into one). Exit code 1
+    when a host could not be probed, or (with only: one conduit) when a host cannot run it;
+    every conduit's problems are shown either way."""
     from ClusterShell.NodeSet import NodeSet
     # Hosts of one type (identical findings, same ranks) are planned once: at a thousand hosts
     # the table has as many rows as the cluster has kinds of node.
@@ -78,7 +80,7 @@ def report(results: list[tuple[str, HostProbe | None, str | None]], ranks: dict[
             groups[key][1].append(host)
             continue
         groups[key] = (probe, [host], rph)
-    planners = conduits.with_hook("probe_plans")
+    planners = [(n, m) for n, m in conduits.with_hook("probe_plans") if only in (None, n)]
     rows: list[dict[str, Any]] = []
     shown: list[tuple[dict[str, Any], dict[str, ProbePlan]]] = []
     for probe, names, rph in groups.values():
@@ -101,7 +103,8 @@ def report(results: list[tuple[str, HostProbe | None, str | None]], ranks: dict[
                                                          for h, e in failed]}, indent=1))
     else:
         print_table(shown, failed)
-    return 1 if failed or any(p.problems for _, plans in shown for p in plans.values()) else 0
+    problems = only is not None and any(p.problems for _, plans in shown for p in plans.values())
+    return 1 if failed or problems else 0
 
 
 def mib(n: int) -> str:

@@ -12,49 +12,7 @@
 #include "knobs.h"
 #include "ibv_plan.h"
 #include "ibv_internal.h"
-
-/* ---- where this rank runs ------------------------------------------------------------------ */
-static int domain_of_cpu(int cpu, bool numa) {
-  char path[128];
-  if (!numa) {
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
-    FILE *f = fopen(path, "r");
-    int id = -1;
-    if (f) {
-      if (fscanf(f, "%d", &id) != 1) id = -1;
-      fclose(f);
-    }
-    return id;
-  }
-  snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d", cpu);
-  DIR *d = opendir(path);
-  int id = -1;
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d)))
-      if (!strncmp(e->d_name, "node", 4) && isdigit((unsigned char)e->d_name[4])) {
-        id = atoi(e->d_name + 4);
-        break;
-      }
-    closedir(d);
-  }
-  return id;
-}
-
-/* The socket (NUMA node) holding every CPU this rank may run on, or -1 when they span several
- * (an unbound rank) or the system does not say. */
-static int my_domain(bool numa) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
-  int found = -1;
-  for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-    if (!CPU_ISSET(cpu, &set)) continue;
-    int id = domain_of_cpu(cpu, numa);
-    if (id < 0 || (found >= 0 && id != found)) return -1;
-    found = id;
-  }
-  return found;
-}
+#include "placement.h"
 
 /* ---- the ports ------------------------------------------------------------------------------- */
 typedef struct {
@@ -136,7 +94,7 @@ void ibv_hca_open(void) {
   }
   /* Which variable applies: the rank's socket (NUMA node) one, else the general one. */
   bool numa = gasneti_knob_enum_is("GASNET_IBV_PORTS_TYPE", "numa");
-  int dom = my_domain(numa);
+  int dom = gasneti_cpu_domain(numa);
   char name[64] = "GASNET_IBV_PORTS";
   if (dom >= 0) {
     char per[64];

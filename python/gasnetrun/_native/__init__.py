@@ -189,8 +189,10 @@ def build_info() -> dict[str, Any]:
     for entry in filter(None, get("limits").split(";")):
         conduit, medium, long_ = entry.split(":")
         limits[conduit] = {"am_max_medium": int(medium), "am_max_long": int(long_)}
+    link = {c: [lib_ for lib_ in libs.split(",") if lib_]
+            for c, _, libs in (e.partition(":") for e in get("libs").split(";") if e)}
     return {"version": get("version"), "gasnet_release": get("release"),
-            "conduits": get("conduits").split(","),
+            "conduits": get("conduits").split(","), "libs": link,
             "multi_host_conduits": [c for c in get("multi_host").split(",") if c],
             "spawners": get("spawners").split(","), "threading": get("threads").split(","),
             "am_max_args": 16, "limits": limits, "knobs": int(lib.gasneti_knob_count())}

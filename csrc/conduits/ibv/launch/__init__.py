@@ -34,7 +34,7 @@ def device_key(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def plan_node(host: str, ranks_on_host: int, nranks: int, env: Mapping[str, str]) -> Prepared:
     """This host (an agent's own): probed, planned, and said what was found."""
     try:
-        probe = probe_host(env.get("GASNET_PROBE_ROOT", "").strip() or None)
+        probe = probe_host(env.get("GASNET_PROBE_ROOT", "").strip() or None, only=["ibv"])
     except (OSError, ValueError) as err:
         return Prepared(problems=[f"host {host}: cannot probe it: {err}"])
     probe.host = host

@@ -1,0 +1,21 @@
+/* gasnet_conduit.h (ofi): what a client sees of the ofi conduit at compile time.
+ * Installed as include/ofi-conduit/gasnet_conduit.h, found through the .mak/.pc flags. */
+#ifndef GASNET_CONDUIT_H
+#define GASNET_CONDUIT_H
+
+#define GASNET_CONDUIT_OFI 1
+#define GASNET_CONDUIT_NAME ofi
+#define GASNET_CONDUIT_NAME_STR "ofi"
+#define GASNET_PSHM 1
+#define GASNET_CORE_NAME OFI
+#define GASNET_CORE_VERSION 1.0
+
+/* A Medium travels in one message (header, arguments and payload) into a multi-receive
+ * buffer; Longs are an RMA write followed by the header where the provider has RMA, else
+ * pieces the core cuts to the largest Medium. */
+#define GASNETC_MAX_MEDIUM 65024
+#define GASNETC_MAX_LONG (4u * 1024 * 1024)
+/* Puts and gets to other supernodes are fi_write/fi_read where the provider has RMA. */
+#define GASNETC_RDMA 1
+
+#endif

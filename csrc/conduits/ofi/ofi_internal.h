@@ -1,0 +1,167 @@
+/* ofi_internal.h: the ofi conduit's state, shared by its files: opening the provider and the
+ * start-up agreement on one (ofi_open.c), buffers and transmit records (ofi_bufs.c), AMs
+ * (ofi_am.c), RMA for the extended API (ofi_rma.c), and set-up, polling and exit
+ * (ofi_conduit.c).
+ *
+ * One RDM endpoint per rank carries AMs and RMA, with one completion queue: a Long's RMA write
+ * and the header that follows it leave on the same endpoint, so the provider's send-after-write
+ * ordering (FI_ORDER_SAW) puts the payload in place before the header arrives, and one
+ * completion queue read progresses everything (providers progress manually). */
+#ifndef GASNETC_OFI_INTERNAL_H
+#define GASNETC_OFI_INTERNAL_H
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "am/credits.h"
+#include "conduit.h"
+#include "ofi_wire.h"
+
+/* The largest message: a header, 16 arguments and the largest Medium. */
+#define OFI_MSG_MAX (sizeof(ofi_msg_t) + 64 + GASNETC_MAX_MEDIUM)
+#define OFI_RMA_PIECE ((size_t)1 << 20) /* largest RMA transfer of one operation */
+#define OFI_RXD_MAX_OPS 32       /* see gasnetc_init */
+
+/* ---- a transmit in flight: what its completion settles ------------------------------------ */
+enum { OP_SEND, OP_PUT, OP_GET, OP_LONG };
+typedef struct ofi_op {
+  struct fi_context2 ctx; /* first: the provider's, where it asks for FI_CONTEXT(2) */
+  struct ofi_op *next;    /* in the free list */
+  uint8_t kind;
+  int peer;
+  void *buf;                /* a send or bounce buffer to give back, or NULL */
+  _Atomic int64_t *counter; /* counted down when complete (RMA), or NULL */
+} ofi_op_t;
+
+/* ---- a multi-receive buffer: messages land in it back to back --------------------------- */
+typedef struct ofi_rbuf {
+  struct fi_context2 ctx; /* first: the completion's op_context is this */
+  uint8_t *mem;
+  int live;      /* messages in it not yet delivered (or copied aside) */
+  bool released; /* the provider is done with it (FI_MULTI_RECV): repost once live is 0 */
+} ofi_rbuf_t;
+
+/* ---- a received message waiting for delivery (in arrival order) ------------------------- */
+typedef struct {
+  ofi_rbuf_t *rbuf;
+  uint8_t *data;
+  uint32_t len;
+} ofi_arrived_t;
+
+/* ---- per peer -------------------------------------------------------------------------------- */
+typedef struct {
+  fi_addr_t addr;
+  bool network;   /* reached through this conduit (not self, not a supernode peer) */
+  bool finished;  /* it returned from main: nothing more goes to it, its errors are moot */
+  uint64_t seg_base, seg_key; /* its segment: where RMA goes, with which key */
+} ofi_peer_t;
+
+typedef struct {
+  struct fi_info *info;
+  struct fid_fabric *fabric;
+  struct fid_domain *domain;
+  struct fid_ep *ep;
+  struct fid_cq *cq;
+  struct fid_av *av;
+  struct fid_mr *seg_mr;
+  char provider[64], device[64];
+  int max_ops; /* transmit records: operations in flight at once */
+  ofi_peer_t *peers;
+  gasneti_credits_t credits;
+  size_t inject_limit;     /* messages (and puts) up to this many bytes go by fi_inject */
+  bool rma;                /* puts, gets and Long payloads by fi_write/fi_read */
+  bool virt_addr;          /* FI_MR_VIRT_ADDR: remote addresses are virtual, else offsets */
+  bool saw;                /* FI_ORDER_SAW: a send arrives after an earlier write's data */
+  bool long_rma;           /* Long payloads by RMA write (RMA and send-after-write order) */
+  size_t bbuf_threshold;   /* non-bulk puts up to this size are bounced and return at once */
+  /* transmit records and send/bounce buffers (ofi_bufs.c) */
+  ofi_op_t *ops, *free_ops;
+  int ops_busy;            /* transmits in flight */
+  uint8_t *bbuf_mem;
+  void **free_bbufs;
+  int nbbufs, bbufs_free;
+  /* receive buffers */
+  ofi_rbuf_t *rbufs;
+  int nrbufs;
+  size_t rbuf_size;
+  /* received messages not yet delivered */
+  ofi_arrived_t *arrived;
+  uint32_t arrived_head, arrived_count, arrived_cap;
+  bool verbose;
+  bool in_exit;
+} ofi_state_t;
+
+extern ofi_state_t ofi;
+
+#if GASNETI_THREADS
+extern gasneti_spinlock_t ofi_lock;     /* libfabric calls and all of the above */
+extern gasneti_spinlock_t ofi_deliver_lock; /* one thread delivers at a time, in order */
+#define OFI_LOCK (&ofi_lock)
+#else
+#define OFI_LOCK NULL
+#endif
+static inline void ofi_lock_take(void) {
+#if GASNETI_THREADS
+  gasneti_spin_lock(&ofi_lock);
+#endif
+}
+static inline void ofi_lock_drop(void) {
+#if GASNETI_THREADS
+  gasneti_spin_unlock(&ofi_lock);
+#endif
+}
+
+/* ofi_open.c: the provider all ranks agree on, the domain this rank uses, the endpoint. */
+void ofi_open(void);
+/* ofi_signals.c: PSM's load-time signal handlers give way (unless on psm). */
+void ofi_drop_foreign_handlers(void);
+void ofi_close(void);
+_Noreturn void ofi_fatal_rc(const char *what, int rc);
+
+/* ofi_bufs.c (callers hold ofi_lock) */
+void ofi_bufs_init(int nbbufs, int nops);
+ofi_op_t *ofi_op_get(void); /* NULL when none is free */
+void ofi_op_put(ofi_op_t *op);
+void *ofi_bbuf_get(void);   /* NULL when none is free */
+void ofi_bbuf_put(void *buf);
+void ofi_post_rbuf(ofi_rbuf_t *r);
+void ofi_rbufs_init(int count, size_t size);
+
+/* ofi_conduit.c */
+/* Reads completions (ofi_lock not held): settles transmits, queues arrivals. */
+int ofi_progress(void);
+/* Waits (serving the network as `which` allows) until *counter is 0. */
+void ofi_wait_counter(_Atomic int64_t *counter, int which);
+/* One step of a wait: progress, and deliver what `which` allows; backs off when idle. */
+void ofi_wait_step(int which);
+/* What a wait in this context may serve: replies only inside a handler. */
+int ofi_which(void);
+/* A failed completion: fatal, naming the operation, the peer and its host (moot, and so
+ * ignored, for a peer that finished). */
+void ofi_failed(ofi_op_t *op, int err, int prov_errno, const void *err_data, size_t len);
+
+/* ofi_am.c */
+void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
+void ofi_send_ctrl(int peer, int ctrl, int code);
+void ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len); /* ofi_lock held */
+int ofi_deliver(int which);  /* arrived messages' handlers (no ofi_lock held) */
+int ofi_run_deferred(void);
+
+/* Posts one transmit, serving the network while the provider says -FI_EAGAIN (ofi_lock held
+ * on entry and exit). */
+#define OFI_POST(call, what)                                   \
+  do {                                                         \
+    ssize_t rc_;                                               \
+    while ((rc_ = (call)) == -FI_EAGAIN) {                     \
+      ofi_lock_drop();                                         \
+      ofi_progress();                                          \
+      ofi_lock_take();                                         \
+    }                                                          \
+    if (rc_) ofi_fatal_rc(what, (int)rc_);                     \
+  } while (0)
+
+#endif

@@ -1,0 +1,224 @@
+/* ofi_open.c: which libfabric provider and domain a rank uses, and opening them. Every rank
+ * offers the providers libfabric gives it for what the conduit needs (RDM endpoints, messages
+ * into multi-receive buffers, RMA where possible; no FI_MR_LOCAL), in libfabric's order; all
+ * take the first of rank 0's offers that every rank has (GASNET_OFI_PROVIDER or libfabric's own
+ * FI_PROVIDER narrow the offers). The domain is GASNET_OFI_DEVICE_<n> for a rank bound to
+ * socket n, else GASNET_OFI_DEVICE, else the provider's first one (one that is not loopback when
+ * the job spans hosts). Then the endpoint's address goes through the bootstrap into every
+ * rank's address vector. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "knobs.h"
+#include "ofi_hints.h"
+#include "ofi_internal.h"
+#include "placement.h"
+
+_Noreturn void ofi_fatal_rc(const char *what, int rc) {
+  gasneti_fatalerror("ofi: %s failed: %s (provider %s, domain %s)", what, fi_strerror(rc < 0 ? -rc : rc),
+                     ofi.provider[0] ? ofi.provider : "?", ofi.device[0] ? ofi.device : "?");
+}
+
+static struct fi_info *hints(uint64_t caps, uint64_t mr_modes) {
+  struct fi_info *h = fi_allocinfo();
+  if (!h) gasneti_fatalerror("ofi: out of memory for libfabric hints");
+  ofi_fill_hints(h, caps);
+  h->domain_attr->mr_mode = (int)mr_modes;
+  const char *prov = gasneti_knob_text("GASNET_OFI_PROVIDER");
+  if (prov) h->fabric_attr->prov_name = strdup(prov);
+  return h;
+}
+
+static struct fi_info *query(uint64_t caps, uint64_t mr_modes) {
+  struct fi_info *h = hints(caps, mr_modes), *info = NULL;
+  if (fi_getinfo(OFI_API, NULL, NULL, 0, h, &info) != 0) info = NULL;
+  fi_freeinfo(h);
+  return info;
+}
+
+/* Why no provider fits, when one exists without what the conduit needs. */
+static void explain_refusal(void) {
+  const char *prov = gasneti_knob_text("GASNET_OFI_PROVIDER");
+  struct fi_info *loose = query(FI_MSG, OFI_MR_MODES | FI_MR_LOCAL | FI_MR_RAW);
+  const char *name = loose ? loose->fabric_attr->prov_name : prov;
+  if (loose && (loose->domain_attr->mr_mode & (FI_MR_LOCAL | FI_MR_RAW)))
+    gasneti_fatalerror("ofi: provider '%s' on host %s needs FI_MR_LOCAL (registered local "
+                       "buffers), which this conduit does not use: choose another with "
+                       "GASNET_OFI_PROVIDER (gasnetrun --probe lists them)", name,
+                       gasneti_hostname);
+  if (loose)
+    gasneti_fatalerror("ofi: provider '%s' on host %s has no reliable datagram endpoint with "
+                       "multi-receive buffers (FI_EP_RDM, FI_MSG, FI_MULTI_RECV), which this "
+                       "conduit needs: choose another with GASNET_OFI_PROVIDER", name,
+                       gasneti_hostname);
+  fi_freeinfo(loose);
+  if (prov)
+    gasneti_fatalerror("ofi: libfabric on host %s has no provider '%s' (GASNET_OFI_PROVIDER): "
+                       "gasnetrun --probe lists the providers of each host", gasneti_hostname,
+                       prov);
+  gasneti_fatalerror("ofi: libfabric on host %s offers no provider at all for this conduit "
+                     "(FI_PROVIDER=%s)", gasneti_hostname,
+                     getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "(unset)");
+}
+
+static bool offers(const ofi_offer_t *o, const char *name, size_t len) {
+  for (const char *p = o->providers; *p; p += strcspn(p, "\n") + 1)
+    if (strcspn(p, "\n") == len && !strncmp(p, name, len)) return true;
+  return false;
+}
+
+static void add(ofi_offer_t *o, const char *name, size_t len) {
+  size_t used = strlen(o->providers);
+  if (!offers(o, name, len) && used + len + 2 <= sizeof o->providers)
+    snprintf(o->providers + used, sizeof o->providers - used, "%.*s\n", (int)len, name);
+}
+
+/* The providers this rank can use, '\n'-separated, each once, in libfabric's order. */
+static void offer(struct fi_info *list, ofi_offer_t *out) {
+  for (struct fi_info *i = list; i; i = i->next)
+    add(out, i->fabric_attr->prov_name, strlen(i->fabric_attr->prov_name));
+}
+
+/* The first of rank 0's providers every rank offers; fatal, naming who lacks what, if none. */
+static void agree(const ofi_offer_t *all, char *out, size_t outlen) {
+  int n = gasneti_nodes;
+  for (const char *p = all[0].providers; *p; p += strcspn(p, "\n") + 1) {
+    size_t len = strcspn(p, "\n");
+    int r = 1;
+    while (r < n && offers(&all[r], p, len)) r++;
+    if (r == n) {
+      snprintf(out, outlen, "%.*s", (int)len, p);
+      return;
+    }
+  }
+  for (int r = 1; r < n; r++) {
+    char first[64];
+    size_t len = strcspn(all[0].providers, "\n");
+    snprintf(first, sizeof first, "%.*s", (int)len, all[0].providers);
+    if (!offers(&all[r], all[0].providers, len))
+      gasneti_fatalerror("ofi: no libfabric provider is offered by every rank: rank 0 (host %s) "
+                         "would use '%s', which rank %d (host %s) lacks (it has: %s); set "
+                         "GASNET_OFI_PROVIDER to one every host has (gasnetrun --probe)",
+                         gasneti_host_name(0), first, r, gasneti_host_name((gasnet_node_t)r),
+                         all[r].providers[0] ? all[r].providers : "none\n");
+  }
+  gasneti_fatalerror("ofi: no libfabric provider is offered by every rank");
+}
+
+static bool loopback(const struct fi_info *i) {
+  if (!strcmp(i->domain_attr->name, "lo")) return true;
+  if (i->addr_format == FI_SOCKADDR_IN && i->src_addr) {
+    const struct sockaddr_in *a = i->src_addr;
+    return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+  }
+  return false;
+}
+
+/* The domain (of the agreed provider) this rank opens. */
+static struct fi_info *pick(struct fi_info *list, const char *provider) {
+  char per[64] = "";
+  int dom = gasneti_cpu_domain(false);
+  if (dom >= 0) snprintf(per, sizeof per, "GASNET_OFI_DEVICE_%d", dom);
+  const char *knob = per[0] && gasneti_knob_is_set(per) ? per : "GASNET_OFI_DEVICE";
+  const char *want = gasneti_knob_text(knob);
+  bool spans = gasneti_host_count > 1;
+  struct fi_info *best = NULL;
+  int best_score = -1;
+  char seen[512] = "";
+  for (struct fi_info *i = list; i; i = i->next) {
+    if (strcmp(i->fabric_attr->prov_name, provider)) continue;
+    const char *name = i->domain_attr->name;
+    if (!strstr(seen, name) && strlen(seen) + strlen(name) + 3 < sizeof seen)
+      strcat(strcat(seen, seen[0] ? ", " : ""), name);
+    if (want && strcmp(name, want)) continue;
+    /* IPv4 first (IPv6 link-local addresses need a scope), then one other hosts can reach. */
+    int score = (i->addr_format != FI_SOCKADDR_IN6) + 2 * !(spans && loopback(i));
+    if (score > best_score) best = i, best_score = score;
+  }
+  if (!best)
+    gasneti_fatalerror("ofi: provider '%s' on host %s has no domain '%s' (%s); it has: %s",
+                       provider, gasneti_hostname, want ? want : "?", knob, seen);
+  if (spans && loopback(best))
+    gasneti_fatalerror("ofi: this job spans %d hosts, but provider '%s' on host %s offers only "
+                       "its loopback domain '%s', which other hosts cannot reach",
+                       (int)gasneti_host_count, provider, gasneti_hostname, best->domain_attr->name);
+  return best;
+}
+
+void ofi_open(void) {
+  struct fi_info *list = query(OFI_CAPS_AM | FI_RMA, OFI_MR_MODES);
+  struct fi_info *without_rma = query(OFI_CAPS_AM, OFI_MR_MODES);
+  if (!list && !without_rma) explain_refusal();
+  /* Providers with RMA come first; those without it carry puts, gets and Longs as AMs. */
+  ofi_offer_t mine = {0}, *all = gasneti_calloc(gasneti_nodes, sizeof *all);
+  offer(list, &mine);
+  offer(without_rma, &mine);
+  gasneti_bootstrap_exchange(&mine, sizeof mine, all);
+  agree(all, ofi.provider, sizeof ofi.provider);
+  free(all);
+  struct fi_info *from = list;
+  bool has_rma = false;
+  for (struct fi_info *i = list; i && !has_rma; i = i->next)
+    has_rma = !strcmp(i->fabric_attr->prov_name, ofi.provider);
+  if (!has_rma) from = without_rma;
+  struct fi_info *chosen = pick(from, ofi.provider);
+  ofi.info = fi_dupinfo(chosen);
+  fi_freeinfo(list);
+  fi_freeinfo(without_rma);
+  snprintf(ofi.device, sizeof ofi.device, "%s", ofi.info->domain_attr->name);
+  ofi.rma = has_rma;
+  ofi.virt_addr = ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
+  ofi.saw = ofi.info->tx_attr->msg_order & FI_ORDER_SAW;
+  ofi.long_rma = ofi.rma && ofi.saw;
+
+  int rc;
+  if ((rc = fi_fabric(ofi.info->fabric_attr, &ofi.fabric, NULL))) ofi_fatal_rc("fi_fabric", rc);
+  if ((rc = fi_domain(ofi.fabric, ofi.info, &ofi.domain, NULL))) ofi_fatal_rc("fi_domain", rc);
+  struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA,
+                           .size = (size_t)gasneti_knob_int("GASNET_OFI_CQ_SIZE")};
+  if ((rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL))) ofi_fatal_rc("fi_cq_open", rc);
+  struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = gasneti_nodes};
+  if ((rc = fi_av_open(ofi.domain, &ava, &ofi.av, NULL))) ofi_fatal_rc("fi_av_open", rc);
+  if ((rc = fi_endpoint(ofi.domain, ofi.info, &ofi.ep, NULL))) ofi_fatal_rc("fi_endpoint", rc);
+  if ((rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)))
+    ofi_fatal_rc("fi_ep_bind (completion queue)", rc);
+  if ((rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0))) ofi_fatal_rc("fi_ep_bind (address vector)", rc);
+  if ((rc = fi_enable(ofi.ep))) ofi_fatal_rc("fi_enable", rc);
+  size_t min_left = OFI_MSG_MAX; /* a buffer with less room than a message goes back */
+  if ((rc = fi_setopt(&ofi.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min_left,
+                      sizeof min_left)))
+    ofi_fatal_rc("fi_setopt (FI_OPT_MIN_MULTI_RECV)", rc);
+
+  ofi_card_t card = {.addrlen = OFI_ADDR_MAX};
+  size_t len = sizeof card.addr;
+  if ((rc = fi_getname(&ofi.ep->fid, card.addr, &len))) ofi_fatal_rc("fi_getname", rc);
+  card.addrlen = (uint32_t)len;
+  ofi_card_t *cards = gasneti_calloc(gasneti_nodes, sizeof *cards);
+  gasneti_bootstrap_exchange(&card, sizeof card, cards);
+  ofi.peers = gasneti_calloc(gasneti_nodes, sizeof *ofi.peers);
+  for (int r = 0; r < (int)gasneti_nodes; r++) {
+    ofi_peer_t *p = &ofi.peers[r];
+    p->network = r != gasneti_mynode && !gasneti_pshm_reach[r];
+    if (!p->network) continue;
+    if (cards[r].addrlen == 0 || cards[r].addrlen > OFI_ADDR_MAX)
+      gasneti_fatalerror("ofi: rank %d (host %s) sent an address of %u bytes", r,
+                         gasneti_host_name((gasnet_node_t)r), cards[r].addrlen);
+    if (fi_av_insert(ofi.av, cards[r].addr, 1, &p->addr, 0, NULL) != 1)
+      gasneti_fatalerror("ofi: the address of rank %d (host %s) is not one provider '%s' "
+                         "(domain %s) can reach", r, gasneti_host_name((gasnet_node_t)r),
+                         ofi.provider, ofi.device);
+  }
+  free(cards);
+}
+
+void ofi_close(void) {
+  if (ofi.seg_mr) fi_close(&ofi.seg_mr->fid);
+  if (ofi.ep) fi_close(&ofi.ep->fid);
+  if (ofi.av) fi_close(&ofi.av->fid);
+  if (ofi.cq) fi_close(&ofi.cq->fid);
+  if (ofi.domain) fi_close(&ofi.domain->fid);
+  if (ofi.fabric) fi_close(&ofi.fabric->fid);
+  ofi.seg_mr = NULL, ofi.ep = NULL, ofi.av = NULL, ofi.cq = NULL;
+  ofi.domain = NULL, ofi.fabric = NULL;
+}

@@ -1,0 +1,103 @@
+"""The ofi conduit's own behaviour (the job suite runs it on tcp;ofi_rxm and udp;ofi_rxd with
+every other conduit): what gasnet-ofi-probe and --probe say, the provider the ranks agree on,
+providers refused before launch, the other registration family (shm: virtual addresses), and
+64 MiB of puts and gets through 5% packet loss on udp;ofi_rxd."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import Build, built, job_env
+
+pytestmark = pytest.mark.conduit("ofi")
+NO_PSHM = {"GASNET_SUPERNODE_MAXSIZE": "1"}
+
+
+@pytest.fixture(scope="module")
+def ofi() -> Build:
+    return built("opt", "ofi", "tcp")
+
+
+def probe_json(build: Build) -> list[dict]:
+    proc = subprocess.run([str(build.path / "bin" / "gasnet-ofi-probe"), "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_the_probe_lists_what_libfabric_offers_the_conduit(ofi):
+    found = probe_json(ofi)
+    names = {e["provider"] for e in found}
+    assert {"tcp;ofi_rxm", "udp;ofi_rxd", "shm"} <= names, names
+    tcp = [e for e in found if e["provider"] == "tcp;ofi_rxm"]
+    assert any(e["domain"] == "lo" and e["loopback"] for e in tcp), tcp
+    assert all(e["rma"] and e["send_after_write"] for e in tcp), tcp
+    bad = subprocess.run([str(ofi.path / "bin" / "gasnet-ofi-probe"), "--nonsense"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "unknown argument '--nonsense'" in bad.stderr
+
+
+def test_gasnetrun_probe_shows_each_hosts_providers(ofi):
+    proc = subprocess.run([ofi.gasnetrun, "--probe", "--conduit", "ofi", "--json"],
+                          env=job_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = json.loads(proc.stdout)["types"]
+    providers = {e["provider"] for e in row["plans"]["ofi"]["providers"]}
+    assert "tcp;ofi_rxm" in providers and not row["plans"]["ofi"]["problems"]
+    table = subprocess.run([ofi.gasnetrun, "--probe", "--conduit", "ofi"], env=job_env(),
+                           capture_output=True, text=True, timeout=120)
+    assert table.returncode == 0 and "tcp;ofi_rxm: " in table.stdout, table.stdout
+
+
+@pytest.mark.parametrize("name,value", [("GASNET_OFI_PROVIDER", "no-such-provider"),
+                                        ("FI_PROVIDER", "no-such-provider")])
+def test_a_provider_that_is_not_there_is_refused_before_launch(ofi, name, value):
+    env = {"GASNET_OFI_PROVIDER": ""}  # the flavour's provider, unset: only `name` speaks
+    env[name] = value
+    result = ofi.job(2, "am_test", env=env)
+    assert result.returncode == 2, result.describe()
+    assert f"libfabric has no provider '{value}' ({name})" in result.stderr, result.stderr
+    assert "the job was not started" in result.stderr
+    assert "am_test: rank" not in result.stdout
+
+
+def test_ranks_say_which_provider_and_domain_they_use(ofi):
+    result = ofi.job(2, "am_test", env={**NO_PSHM, "GASNET_OFI_VERBOSE": "1"})
+    assert result.returncode == 0, result.describe()
+    lines = [line for line in result.stderr.splitlines() if line.startswith("ofi: rank")]
+    assert len(lines) == 2 and all("uses provider tcp;ofi_rxm, domain" in line for line in lines), \
+        result.stderr
+
+
+@pytest.mark.parametrize("program", ["rma_test", "am_test", "bulk_test"])
+def test_the_virtual_address_registration_family_on_shm(program):
+    """shm registers with FI_MR_VIRT_ADDR (remote addresses are virtual); tcp and udp use
+    offsets into the segment: the job suite covers those."""
+    shm = built("opt", "ofi", "shm")
+    args = ["8"] if program == "bulk_test" else []
+    result = shm.job(2, program, *args, env={**NO_PSHM, "GASNET_OFI_VERBOSE": "1"})
+    assert result.returncode == 0, result.describe()
+    assert "uses provider shm" in result.stderr and "virtual addresses" in result.stderr, \
+        result.stderr
+
+
+def test_a_receive_buffer_smaller_than_two_messages_is_refused_naming_the_knob(ofi):
+    result = ofi.job(2, "am_test", env={**NO_PSHM, "GASNET_OFI_RECV_BUFFER_SIZE": "64K"})
+    assert result.returncode == 2, result.describe()
+    assert "GASNET_OFI_RECV_BUFFER_SIZE='64K'" in result.stderr and "131072" in result.stderr, \
+        result.stderr
+
+
+@pytest.mark.cluster
+def test_64_mib_of_puts_and_gets_arrive_intact_through_5_percent_loss_on_udp_rxd(lossy_net):
+    udp = built("opt", "ofi", "udp")
+    lossy_net.drop(5)
+    proc = subprocess.run(["ip", "netns", "exec", lossy_net.name, udp.gasnetrun, "-n", "2",
+                           udp.test_program("bulk_test"), "64"],
+                          env=job_env({**udp.conduit_env(), **NO_PSHM}), capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("moved 64 MiB each way") == 2
+    assert lossy_net.dropped() > 0, "no packet was dropped: the test tested nothing"
