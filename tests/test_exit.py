@@ -1,43 +1,55 @@
-"""How jobs end: exit codes, how long it takes, and that nothing is left behind
-(the autouse fixture in conftest.py checks processes and /dev/shm after every test)."""
+"""How jobs end: exit codes, that nothing is left behind (the autouse fixture in conftest.py
+checks processes and /dev/shm after every test), and that a job which must end at once does
+not wait for its exit timeout: those run with a GASNET_EXITTIMEOUT far beyond the test's own
+deadline, so waiting for it fails the test whatever the machine's load. How long exits take
+is test_timing.py's."""
 import os
 import re
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import job_env, wait_for_nothing_left
 
-TIMEOUT = 4.0  # GASNET_EXITTIMEOUT for these jobs
+TIMEOUT = 4.0  # GASNET_EXITTIMEOUT for jobs that need it to end
 ENV = {"GASNET_EXITTIMEOUT": str(TIMEOUT)}
-SLACK = 3.0  # start-up of 8 sanitized ranks on 2 cores
+# For jobs that must end without it: a job that waited for it would outlive the test's
+# deadline (DEADLINE) many times over.
+NEVER = {"GASNET_EXITTIMEOUT": "3600"}
+DEADLINE = 120
+
+
+# (args, code, whether the job needs GASNET_EXITTIMEOUT to end)
+EXITS = [
+    (["collective", "7"], 7, False),
+    (["collective", "0"], 0, False),
+    (["one-waiting", "1", "6"], 6, False),   # peers wait in a barrier: they follow at once
+    (["one", "1", "5"], 5, True),             # peers compute: SIGQUIT after the grace period
+    (["return"], 0, False),
+    (["return-one", "1"], 0, True),           # peers of a finished rank are not cut short
+    (["signal", "1", str(int(signal.SIGKILL))], 128 + signal.SIGKILL, True),
+    (["signal", "0", str(int(signal.SIGSEGV))], 128 + signal.SIGSEGV, True),
+    (["bad-handler", "0"], 1, True),          # a fatal error on the receiver ends the job
+    (["before-attach", "4"], 4, False),
+    (["stubborn", "0", "3"], 3, True),        # SIGKILL once GASNET_EXITTIMEOUT has passed
+]
 
 
 @pytest.mark.parametrize("nranks", [2, 8])
-@pytest.mark.parametrize("args,code,bound", [
-    (["collective", "7"], 7, 0),
-    (["collective", "0"], 0, 0),
-    (["one-waiting", "1", "6"], 6, 0),       # peers wait in a barrier: they follow at once
-    (["one", "1", "5"], 5, TIMEOUT),          # peers compute: SIGQUIT after the grace period
-    (["return"], 0, 0),
-    (["return-one", "1"], 0, TIMEOUT),        # peers of a finished rank are not cut short
-    (["signal", "1", str(int(signal.SIGKILL))], 128 + signal.SIGKILL, TIMEOUT),
-    (["signal", "0", str(int(signal.SIGSEGV))], 128 + signal.SIGSEGV, TIMEOUT),
-    (["bad-handler", "0"], 1, TIMEOUT),       # a fatal error on the receiver ends the job
-    (["before-attach", "4"], 4, 0),
-    (["stubborn", "0", "3"], 3, TIMEOUT),     # SIGKILL once GASNET_EXITTIMEOUT has passed
-], ids=lambda v: "-".join(v) if isinstance(v, list) else str(v))
-def test_job_exit_code_and_duration(build, nranks, args, code, bound):
-    result = build.job(nranks, "exit_test", *args, env=ENV, timeout=60)
+@pytest.mark.parametrize("args,code,needs_timeout", EXITS,
+                         ids=lambda v: "-".join(v) if isinstance(v, list) else str(v))
+def test_job_exit_code(build, nranks, args, code, needs_timeout):
+    result = build.job(nranks, "exit_test", *args, env=ENV if needs_timeout else NEVER,
+                       timeout=DEADLINE)
     assert result.returncode == code, result.describe()
-    assert result.seconds < bound + SLACK + (2 if build.name == "debug" else 0), result.describe()
     if args[0] == "signal" and args[2] == str(int(signal.SIGKILL)):
         # A rank killed from outside is named even without -v.
         assert re.search(rf"rank {args[1]} \(pid \d+, host \S+\) ended with signal SIGKILL",
                          result.stderr), result.describe()
+    if args[0] == "return-one":
+        assert "(GASNET_EXITTIMEOUT): ranks" in result.stderr, result.describe()
 
 
 @pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
@@ -64,23 +76,23 @@ def test_a_receive_thread_does_not_take_its_rank_out_of_such_a_barrier(udp_build
         result.describe()
 
 
-def test_ranks_left_waiting_for_a_finished_rank_are_named_and_ended_within_the_timeout(build):
-    result = build.job(4, "exit_test", "return-one", "2", env=ENV, timeout=60)
+def test_ranks_left_waiting_for_a_finished_rank_are_named_and_ended_at_the_timeout(build):
+    result = build.job(4, "exit_test", "return-one", "2", env=ENV, timeout=DEADLINE)
     assert result.returncode == 0, result.describe()
     assert "still running 4 s after rank 2 finished (GASNET_EXITTIMEOUT): ranks 0-1, 3" \
         in result.stderr, result.describe()
-    assert result.seconds < TIMEOUT + SLACK + (2 if build.name == "debug" else 0)
 
 
-@pytest.mark.parametrize("args,code", [(["collective", "9"], 9), (["one", "2", "5"], 5),
-                                       (["signal", "1", "9"], 137), (["return"], 0)])
-def test_fork_mode_without_launcher_has_the_same_exit_semantics(build, args, code):
-    env = job_env({**build.conduit_env(), "GASNET_PSHM_NODES": "4", **ENV})
-    start = time.monotonic()
+@pytest.mark.parametrize("args,code,needs_timeout", [
+    (["collective", "9"], 9, False), (["one", "2", "5"], 5, True),
+    (["signal", "1", "9"], 137, True), (["return"], 0, False)])
+def test_fork_mode_without_launcher_has_the_same_exit_semantics(build, args, code,
+                                                                needs_timeout):
+    env = job_env({**build.conduit_env(), "GASNET_PSHM_NODES": "4",
+                   **(ENV if needs_timeout else NEVER)})
     proc = subprocess.run([build.test_program("exit_test"), *args], env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=DEADLINE)
     assert proc.returncode == code, proc.stderr
-    assert time.monotonic() - start < TIMEOUT + SLACK
 
 
 def test_program_without_launcher_is_a_one_rank_job(build):
@@ -93,7 +105,7 @@ def test_program_without_launcher_is_a_one_rank_job(build):
 
 def start_hanging_job(build, nranks: int, mode: str) -> subprocess.Popen:
     proc = subprocess.Popen([build.gasnetrun, "-n", str(nranks), build.test_program("exit_test"),
-                             mode], env=job_env({**build.conduit_env(), **ENV}),
+                             mode], env=job_env({**build.conduit_env(), **NEVER}),
                             stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     ready = 0
@@ -108,11 +120,9 @@ def start_hanging_job(build, nranks: int, mode: str) -> subprocess.Popen:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_to_gasnetrun_ends_every_rank(build, mode, signum):
     proc = start_hanging_job(build, 8, mode)
-    start = time.monotonic()
     proc.send_signal(signum)
-    rc = proc.wait(timeout=30)
+    rc = proc.wait(timeout=DEADLINE)
     assert rc == 128 + signum
-    assert time.monotonic() - start < TIMEOUT + SLACK
 
 
 def test_killed_launcher_takes_its_ranks_with_it(build):
@@ -127,7 +137,7 @@ def test_ctrl_c_reaches_the_job_through_the_terminal_process_group(build):
     """A terminal's Ctrl-C signals the whole foreground group, gasnetrun included."""
     proc = start_hanging_job(build, 8, "hang")
     os.killpg(proc.pid, signal.SIGINT)
-    assert proc.wait(timeout=30) == 130
+    assert proc.wait(timeout=DEADLINE) == 130
 
 
 @pytest.mark.parametrize("conduit,runs", [("smp", 200), ("udp", 50)])

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, job_env
+from watch import watch
 
 
 # ---- a hostile neighbour on the control socket ----------------------------------------------
@@ -29,6 +30,11 @@ def control_sockets() -> set[str]:
     return names
 
 
+def job_id(gasnetrun_pid: int) -> str:
+    """The job id gasnetrun (this pid) gave its job: r<pid>x<random> (job.new_jobid)."""
+    return f"r{gasnetrun_pid}x"
+
+
 def connect(name: str) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect("\0" + name[1:])
@@ -36,12 +42,15 @@ def connect(name: str) -> socket.socket:
 
 
 def attack(name: str) -> None:
-    """Everything an unauthenticated local process might send; none of it may disturb the job."""
+    """Everything an unauthenticated local process might send; none of it may disturb the job.
+    Last, a well-formed HELLO for rank 0 with a wrong cookie: only the cookie tells it from
+    the rank (which is connected already: taken for a rank, it would end the job)."""
     hello, exchange = 1, 2
     payloads = [os.urandom(4096),
                 b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
                 struct.pack("=II", hello, 100 << 20),  # a header claiming 100 MiB
-                struct.pack("=II", exchange, 60 << 20) + bytes(60 << 20)]  # and sending 60
+                struct.pack("=II", exchange, 60 << 20) + bytes(60 << 20),  # and sending 60
+                struct.pack("=II", hello, 40) + struct.pack("=32sII", b"0" * 32, 0, os.getpid())]
     for data in payloads:
         with connect(name) as sock:
             try:
@@ -63,24 +72,29 @@ def test_unauthenticated_bytes_on_the_control_socket_leave_the_job_undisturbed(o
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
-    before = control_sockets()
-    proc = subprocess.Popen([opt_build.gasnetrun, "-n", "2",
-                             opt_build.test_program("misuse_test"), "linger", "6"],
+    release = Path(tempfile.mkdtemp()) / "release"
+    proc = subprocess.Popen([opt_build.gasnetrun, "-v", "-n", "2",
+                             opt_build.test_program("misuse_test"), "hold", str(release)],
                             env=job_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
+    out, err = watch(proc)
     try:
-        deadline = time.monotonic() + 10
-        while not (control_sockets() - before) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        names = control_sockets() - before
-        assert names, "the job's control socket never appeared"
-        attack(names.pop())
-        out, err = proc.communicate(timeout=60)
+        for _ in range(2):  # both ranks are in (authenticated), and hold until released
+            out.wait_for(r"rank \d+ pid \d+ attached")
+        names = {n for n in control_sockets() if n.startswith(f"@gasnetrun-")}
+        mine = [n for n in names if job_id(proc.pid) in n]
+        assert mine, f"the job's control socket is not among {sorted(names)}"
+        attack(mine[0])
+        err.wait_for("dropped a connection: a connection presented a wrong cookie")
+        assert proc.poll() is None, "the job ended during the attack"
+        release.touch()
+        proc.wait(timeout=120)
     finally:
         proc.kill()
+        shutil.rmtree(release.parent, ignore_errors=True)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    assert proc.returncode == 0, err
-    assert out.count("lingered") == 2, out
+    assert proc.returncode == 0, err.rest()
+    assert out.rest().count("lingered") == 2, "".join(out.seen)
 
 
 # ---- a client breaking the API's rules -------------------------------------------------------

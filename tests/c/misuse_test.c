@@ -1,7 +1,8 @@
 /* misuse_test.c: a client that breaks one rule of the API, chosen by argv, so tests can check
  * that the runtime stops it with a message naming the rule instead of hanging or corrupting
- * memory; and "linger SECONDS" or "hold FILE", a well-behaved job that keeps polling while
- * tests attack it or its launcher (hold: until FILE exists, after saying each rank's pid). */
+ * memory; and "linger SECONDS", "hold FILE" or "chat FILE", a well-behaved job that keeps
+ * polling while tests attack it or its launcher (hold and chat: until FILE exists, after
+ * saying each rank's pid; chat also sends its neighbour an AM every millisecond). */
 #include <stdbool.h>
 #include <string.h>
 #include <time.h>
@@ -10,11 +11,18 @@
 #include "test_util.h"
 
 #define H_BARRIER 200
+#define H_CHAT 201
 
 static void barrier_handler(gasnet_token_t token) {
   (void)token;
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS); /* not allowed here */
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+}
+
+static volatile long chats;
+static void chat_handler(gasnet_token_t token) {
+  (void)token;
+  chats++;
 }
 
 static double now(void) {
@@ -25,7 +33,7 @@ static double now(void) {
 
 static void usage(void) {
   fprintf(stderr, "usage: misuse_test internal-handler | barrier-in-handler | double-wait |\n"
-                  "       outside-segment | linger SECONDS | hold FILE\n");
+                  "       outside-segment | linger SECONDS | hold FILE | chat FILE\n");
   exit(2);
 }
 
@@ -33,8 +41,9 @@ int main(int argc, char **argv) {
   GASNET_SAFE(gasnet_init(&argc, &argv));
   if (argc < 2) usage();
   const char *mode = argv[1];
-  gasnet_handlerentry_t handlers[] = {{H_BARRIER, (void (*)())barrier_handler}};
-  GASNET_SAFE(gasnet_attach(handlers, 1, GASNET_PAGESIZE, 0));
+  gasnet_handlerentry_t handlers[] = {{H_BARRIER, (void (*)())barrier_handler},
+                                      {H_CHAT, (void (*)())chat_handler}};
+  GASNET_SAFE(gasnet_attach(handlers, 2, GASNET_PAGESIZE, 0));
   gasnet_node_t me = gasnet_mynode(), peer = (gasnet_node_t)((me + 1) % gasnet_nodes());
   gasnet_seginfo_t seg[2];
   GASNET_SAFE(gasnet_getSegmentInfo(seg, gasnet_nodes() < 2 ? gasnet_nodes() : 2));
@@ -60,14 +69,16 @@ int main(int argc, char **argv) {
       gasnet_put(peer, (char *)seg[peer].addr + seg[peer].size + (1 << 20), &value, sizeof value);
     }
     GASNET_BLOCKUNTIL(0);
-  } else if ((strcmp(mode, "linger") == 0 || strcmp(mode, "hold") == 0) && argc > 2) {
-    bool hold = mode[0] == 'h';
+  } else if ((strcmp(mode, "linger") == 0 || strcmp(mode, "hold") == 0 ||
+              strcmp(mode, "chat") == 0) && argc > 2) {
+    bool hold = mode[0] != 'l', chat = mode[0] == 'c';
     if (hold) {
       printf("rank %d pid %d attached\n", (int)me, (int)getpid());
       fflush(stdout);
     }
     double until = hold ? 0 : now() + atof(argv[2]);
     while (hold ? access(argv[2], F_OK) != 0 : now() < until) {
+      if (chat) GASNET_SAFE(gasnet_AMRequestShort0(peer, H_CHAT));
       gasnet_AMPoll();
       usleep(1000);
     }
