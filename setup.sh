@@ -9,8 +9,8 @@ PACKAGES="gcc make scons pkg-config python3 python3-dev python3-cffi python3-ric
 # Site launchers the pmi and mpi spawners are tested under: PMIx, MPICH's Hydra, Slurm
 # (with munge and Slurm's PMI-2 client); gasnet-tune's statistics and plots (scipy,
 # matplotlib); rdma-core's libibverbs (the ibv conduit), its ibv_devinfo and hwloc's lstopo
-# (gasnetrun's node probe). Their recommends would bring in desktop packages.
-LAUNCHERS="libpmix-dev mpich libmpich-dev slurmctld slurmd slurm-client munge libpmi2-0-dev python3-scipy python3-matplotlib libibverbs-dev ibverbs-utils hwloc"
+# (gasnetrun's node probe); libfabric (the ofi conduit) and its fi_info and fi_pingpong. Their recommends would bring in desktop packages.
+LAUNCHERS="libpmix-dev mpich libmpich-dev slurmctld slurmd slurm-client munge libpmi2-0-dev python3-scipy python3-matplotlib libibverbs-dev ibverbs-utils hwloc libfabric-dev libfabric-bin"
 missing=$(for p in $PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 missing_launchers=$(for p in $LAUNCHERS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing$missing_launchers" ]; then
