@@ -268,6 +268,15 @@ int gasneti_AMReplyLong(gasnet_token_t token, gasnet_handler_t handler, void *so
   return GASNET_OK;
 }
 
+/* The variadic forms' debug check (gasnet_am_macros.h): a count that disagrees with the
+ * arguments written after it would send the wrong arguments. Defined in every build, so that
+ * a debug client links with either library. */
+void gasneti_am_nargs_mismatch(const char *call, int numargs, int given) {
+  gasneti_fatalerror("%s(..., numargs = %d, ...) was given %d handler argument%s after numargs: "
+                     "numargs must be their count (0..16)", call, numargs, given,
+                     given == 1 ? "" : "s");
+}
+
 int gasnet_AMGetMsgSource(gasnet_token_t token, gasnet_node_t *srcindex) {
   if (!token || !srcindex) return GASNET_ERR_BAD_ARG;
   *srcindex = ((gasneti_token_t *)token)->src;
