@@ -79,3 +79,12 @@ def test_loopback_request_and_reply_run_before_the_request_returns(build, mode, 
     env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
     result = build.job(2, "loopback_test", mode=mode, env=env, timeout=60)
     assert_all_ok(result, "loopback_test", 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_handler_macros_carry_pointers_through_every_am_kind(build, mode):
+    """gasnet_handler.h: PACK/UNPACK2 pointers in Short, Medium, Long and LongAsync requests
+    and replies, through the network path (every rank its own supernode) and PSHM."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": "1"} if build.conduit != "smp" else None
+    result = build.job(3, "handler_macros_test", mode=mode, env=env, timeout=120)
+    assert_all_ok(result, "handler_macros_test", 3)

@@ -15,7 +15,8 @@ COMPILERS = ["g++", "clang++"]
 STANDARDS = ["c++11", "c++14", "c++17"]
 STRICT = ["-Wall", "-Wextra", "-pedantic", "-Werror"]
 # Public headers a client includes (gasnet.h first where GASNet-1 requires it).
-HEADERS = ["gasnet.h", "gasnet_coll.h", "gasnet_vis.h", "gasnet_tools.h"]
+HEADERS = ["gasnet.h", "gasnet_coll.h", "gasnet_vis.h", "gasnet_tools.h", "gasnet_handler.h",
+           "portable_inttypes.h"]
 
 
 def need(compiler: str) -> None:

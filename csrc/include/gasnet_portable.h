@@ -39,6 +39,14 @@
 #define GASNETT_IDENT(id, str) \
   static const char id[] __attribute__((used)) = str
 
+/* A 64-bit word as two 32-bit halves and back (handler arguments are 32 bits: a pointer or a
+ * 64-bit value travels as its high and low words). The low word arrives sign-extended, so
+ * MAKEWORD masks it. */
+#define GASNETI_HIWORD(arg) ((uint32_t)(((uint64_t)(arg)) >> 32))
+#define GASNETI_LOWORD(arg) ((uint32_t)((uint64_t)(arg)))
+#define GASNETI_MAKEWORD(hi, lo) \
+  ((((uint64_t)(uint32_t)(hi)) << 32) | (((uint64_t)(lo)) & 0xFFFFFFFFu))
+
 /* Platform identification (what this implementation is built for: Linux with GCC or Clang). */
 #if defined(__linux__) && !defined(PLATFORM_OS_LINUX)
 #define PLATFORM_OS_LINUX 1
