@@ -23,7 +23,8 @@ SLACK = 3.0  # start-up of 8 sanitized ranks on 2 cores
     (["one-waiting", "1", "6"], 6, 0),       # peers wait in a barrier: they follow at once
     (["one", "1", "5"], 5, TIMEOUT),          # peers compute: SIGQUIT after the grace period
     (["return"], 0, 0),
-    (["return-one", "1"], 0, TIMEOUT),        # peers of a finished rank are not cut short
+    (["return-one", "1"], 1, TIMEOUT),        # peers of a finished rank are not cut short, but
+                                              # ended at the timeout they fail the job
     (["signal", "1", str(int(signal.SIGKILL))], 128 + signal.SIGKILL, TIMEOUT),
     (["signal", "0", str(int(signal.SIGSEGV))], 128 + signal.SIGSEGV, TIMEOUT),
     (["bad-handler", "0"], 1, TIMEOUT),       # a fatal error on the receiver ends the job
@@ -66,13 +67,27 @@ def test_a_receive_thread_does_not_take_its_rank_out_of_such_a_barrier(udp_build
 
 def test_ranks_left_waiting_for_a_finished_rank_are_named_and_ended_within_the_timeout(build):
     result = build.job(4, "exit_test", "return-one", "2", env=ENV, timeout=60)
-    assert result.returncode == 0, result.describe()
+    assert result.returncode == 1, result.describe()
     assert "still running 4 s after rank 2 finished (GASNET_EXITTIMEOUT): ranks 0-1, 3" \
         in result.stderr, result.describe()
+    for rank in (0, 1, 3):
+        assert re.search(rf"rank {rank} \(pid \d+, host \S+\) ended by the launcher after "
+                         r"GASNET_EXITTIMEOUT \((signal \S+|code \d+)\): the job's code is 1",
+                         result.stderr), result.describe()
     assert result.seconds < TIMEOUT + SLACK + (2 if build.name == "debug" else 0)
 
 
+def test_a_rank_ended_at_the_exit_timeout_after_the_others_returned_0_fails_the_job(build):
+    """Ranks 1..3 return 0; rank 0 waits for them in a barrier until the launcher ends it."""
+    result = build.job(4, "exit_test", "return-all-but", "0", env=ENV, timeout=60)
+    assert result.returncode == 1, result.describe()
+    assert re.search(r"rank 0 \(pid \d+, host \S+\) ended by the launcher after "
+                     r"GASNET_EXITTIMEOUT \((signal \S+|code \d+)\): the job's code is 1", result.stderr), \
+        result.describe()
+
+
 @pytest.mark.parametrize("args,code", [(["collective", "9"], 9), (["one", "2", "5"], 5),
+                                       (["return-all-but", "0"], 1),
                                        (["signal", "1", "9"], 137), (["return"], 0)])
 def test_fork_mode_without_launcher_has_the_same_exit_semantics(build, args, code):
     env = job_env({**build.conduit_env(), "GASNET_PSHM_NODES": "4", **ENV})
