@@ -1,5 +1,10 @@
 """Core API behaviour, checked by C programs run as real jobs with 2 and 8 ranks."""
+import re
+import subprocess
+
 import pytest
+
+from conftest import job_env
 
 RANKS = [2, 8]
 MODES = ["seq", "par"]
@@ -88,3 +93,45 @@ def test_handler_macros_carry_pointers_through_every_am_kind(build, mode):
     env = {"GASNET_SUPERNODE_MAXSIZE": "1"} if build.conduit != "smp" else None
     result = build.job(3, "handler_macros_test", mode=mode, env=env, timeout=120)
     assert_all_ok(result, "handler_macros_test", 3)
+
+
+@pytest.mark.parametrize("nranks", [2, 3])
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_a_rank_spinning_on_requests_to_itself_serves_its_peers(build, nranks, maxsize):
+    """A lock handed round the ranks: the waiter spins on AMs to itself (no gasnet_AMPoll)
+    until the holder's AM hands it on; every request polls, as GASNet's do."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(nranks, "self_am_progress_test", env=env, timeout=120)
+    assert "no hand-over" not in result.stdout, result.describe()
+    assert_all_ok(result, "self_am_progress_test", nranks)
+
+
+WAIT_LINE = re.compile(r"waitmode_test: rank (\d): polls (\d+), received (\d+), yields (\d+)")
+
+
+@pytest.mark.parametrize("oversubscribed", [False, True], ids=["2-cpus", "1-cpu"])
+@pytest.mark.parametrize("mode,knob", [("none", None), ("spin", None), ("block", None),
+                                       ("spinblock", None), ("spinblock", "spin"),
+                                       ("none", "spin")])
+def test_waiting_yields_on_every_idle_poll_unless_spinning_is_asked_and_cores_suffice(
+        build, mode, knob, oversubscribed):
+    """GASNet yields on every idle wait iteration in every mode but SPIN; a client's
+    gasnet_set_waitmode never stops the runtime yielding when ranks outnumber cores (2 ranks
+    on 1 CPU); only GASNET_WAIT_MODE=spin, asked by name, does."""
+    if build.conduit != "smp" and mode in ("none", "spin") and (knob or not oversubscribed):
+        pytest.skip("a network conduit may yield in its own waits")
+    env = job_env({**build.conduit_env(), **({"GASNET_WAIT_MODE": knob} if knob else {})})
+    cmd = [build.gasnetrun, "-n", "2", build.test_program("waitmode_test"), mode, "200"]
+    if oversubscribed:
+        cmd = ["taskset", "-c", "0", *cmd]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = WAIT_LINE.findall(proc.stdout)
+    assert len(lines) == 2, proc.stdout
+    must_yield = mode in ("block", "spinblock") or (oversubscribed and knob is None)
+    for rank, polls, received, yields in lines:
+        idle = int(polls) - int(received)  # a poll that ran nothing
+        if must_yield:
+            assert int(yields) >= idle, f"rank {rank}: {idle} idle polls, {yields} yields"
+        else:
+            assert int(yields) == 0, f"rank {rank}: {yields} yields while spinning"

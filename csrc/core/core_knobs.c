@@ -34,8 +34,9 @@ static const gasneti_knob_t rows[] = {
      "all", "Per-rank part of the computed GASNET_EXITTIMEOUT.", GASNETI_NOT_TUNED},
     {"GASNET_WAIT_MODE", GASNETI_KNOB_ENUM, "auto", 0, 0, "auto|spin|block|spinblock", "", R,
      "all", "How a rank waits for communication: spin (poll), block (poll, then give the core "
-     "away), spinblock (poll a while first); auto spins unless the host's ranks outnumber its "
-     "cores. Use block when hosts share cores (virtual machines, containers on one machine).",
+     "away), spinblock (the same, as in GASNet); auto spins unless the host's ranks outnumber "
+     "its cores, and then yields whatever mode gasnet_set_waitmode asks. Use block when hosts "
+     "share cores (virtual machines, containers on one machine).",
      GASNETI_TUNED("spin,block,spinblock", NULL)},
     /* ---- signals and debugging (GASNet-1's names) ---- */
     {"GASNET_BACKTRACE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
