@@ -193,15 +193,19 @@ int gasnet_set_waitmode(int wait_mode);
 /* ---- barrier ----------------------------------------------------------------------- */
 #define GASNET_BARRIERFLAG_ANONYMOUS 1
 #define GASNET_BARRIERFLAG_MISMATCH 2
-/* Unnamed: like anonymous, for clients that never name their barriers (GASNet 1.30). */
-#define GASNET_BARRIERFLAG_UNNAMED 4
+/* Every image (client thread registered by gasnet_coll_init) of a rank takes part, not one
+ * thread for the rank (GASNet's team barriers, gasnet_coll.h). */
+#define GASNET_BARRIERFLAG_IMAGES 4
+/* Unnamed: like anonymous (it includes that bit), for clients that never name their barriers;
+ * GASNet 1.30's value. */
+#define GASNET_BARRIERFLAG_UNNAMED (GASNET_BARRIERFLAG_ANONYMOUS | 8)
 void gasnet_barrier_notify(int id, int flags);
 int gasnet_barrier_wait(int id, int flags);
 /* notify then wait, blocking. */
 int gasnet_barrier(int id, int flags);
 int gasnet_barrier_try(int id, int flags);
 /* After a completed barrier: GASNET_BARRIERFLAG_ANONYMOUS if every rank was anonymous,
- * otherwise 0 with *id set to the barrier's name. */
+ * otherwise 0; *id is set to the barrier's name (0 when anonymous). */
 int gasnet_barrier_result(int *id);
 
 #include <gasnet_extended.h> /* put/get/memset, handles, access regions, value forms */
