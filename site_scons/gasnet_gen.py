@@ -192,6 +192,14 @@ def config_header(release: str, product_version: str, conduits: list[str]) -> st
         "#define GASNETI_SEGMENT_FAST 1",
         "#define GASNETI_PSHM_ENABLED 1",
         "#define GASNETI_HAVE_PTHREADS 1",
+        # What GASNet's configure found and clients test (GASNet's test harness enables its
+        # thread support only with HAVE_PTHREAD_H). Written as autoconf writes them, so that a
+        # client's own config.h saying the same is no redefinition.
+        "#define HAVE_PTHREAD_H 1",
+        "#define HAVE_PTHREAD_SETCONCURRENCY 1",
+        "#define HAVE_MMAP 1",
+        "#define GASNETIT_SPEC_VERSION_MAJOR 1",
+        "#define GASNETIT_SPEC_VERSION_MINOR 7",  # as GASNETT_SPEC_VERSION_MINOR
         "#endif",
     ]
     return "\n".join(lines) + "\n"

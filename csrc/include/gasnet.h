@@ -81,6 +81,15 @@ typedef struct {
   size_t len;
 } gasnet_memvec_t;
 #endif
+/* The extents gasnett_format_memveclist and _addrlist report (gasnet_tools.h). */
+typedef struct {
+  size_t minsz, maxsz;
+  uintptr_t totalsz;
+  void *minaddr, *maxaddr; /* the lowest byte and the highest byte of any non-empty piece */
+} gasneti_memveclist_stats_t;
+typedef struct {
+  void *minaddr, *maxaddr;
+} gasneti_addrlist_stats_t;
 
 /* Where each rank lives: its host, its shared-memory supernode, and the offset to add to an
  * address in its segment to reach the same byte through this process's cross-mapping (0 when
@@ -213,4 +222,8 @@ int gasnet_barrier_result(int *id);
 #ifdef __cplusplus
 }
 #endif
+/* GASNet 1.x's gasnet.h brings in the collectives (its test harness calls gasnet_coll_* in
+ * programs that include only gasnet.h); gasnet_vis.h, gasnet_tools.h and gasnet_handler.h
+ * stay the client's to include, as there. */
+#include <gasnet_coll.h>
 #endif /* GASNET_H */
