@@ -151,6 +151,19 @@ static void collectives(char *seg, size_t n) {
   gasnet_coll_wait_sync_all(h, 2);
   (void)gasnet_coll_try_sync_all(h, 2);
   (void)gasnet_coll_try_sync_some(h, 2);
+  // A team of every rank numbered backwards, its maps, a collective and a barrier on it.
+  gasnet_team_handle_t rev = gasnet_coll_team_split(
+      GASNET_TEAM_ALL, 0, static_cast<gasnet_node_t>(nodes - 1 - me), NULL);
+  EXPECT(gasnet_coll_team_size(rev) == static_cast<gasnet_node_t>(nodes));
+  EXPECT(gasnet_coll_team_rank2node(rev, 0) == static_cast<gasnet_node_t>(nodes - 1));
+  EXPECT(gasnet_coll_team_node2rank(rev, gasnet_mynode()) == static_cast<gasnet_node_t>(nodes - 1 - me));
+  src[0] = static_cast<char>(me);
+  gasnet_coll_broadcast(rev, dst, 0, src, n, flags);
+  EXPECT(dst[0] == static_cast<char>(nodes - 1));
+  gasnet_coll_barrier_notify(rev, 7, 0);
+  EXPECT(gasnet_coll_barrier_wait(rev, 7, 0) == GASNET_OK);
+  int id = 0;
+  EXPECT(gasnet_coll_barrier_result(rev, &id) == 0 && id == 7);
 }
 
 // Tools: timers, fences, atomics, locks, thread keys, environment and numbers, system queries.
