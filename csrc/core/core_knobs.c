@@ -61,6 +61,12 @@ static const gasneti_knob_t rows[] = {
      "them into its exit path; * for all.", GASNETI_NOT_TUNED},
     {"GASNET_VERBOSEENV", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
      "Rank 0 prints every knob it read, its value, and whether it was the default.", GASNETI_NOT_TUNED},
+    {"GASNET_SAME_ADDRESSES", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", J, "all",
+     "Start each host's ranks without address-space randomisation, so that the program's "
+     "functions and data (and its libraries') lie at the same addresses in every rank of a "
+     "host, as in ranks forked from one process, for clients that send function pointers "
+     "between ranks. Makes memory-corruption exploits of the job's processes easier.",
+     GASNETI_NOT_TUNED},
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
      "How gasnetrun starts ranks when -spawner is not given.", GASNETI_NOT_TUNED},
     {"GASNET_MPI_THREAD", GASNETI_KNOB_ENUM, "SINGLE", 0, 0,
