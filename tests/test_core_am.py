@@ -1,4 +1,5 @@
 """Core API behaviour, checked by C programs run as real jobs with 2 and 8 ranks."""
+import os
 import re
 import subprocess
 
@@ -135,3 +136,35 @@ def test_waiting_yields_on_every_idle_poll_unless_spinning_is_asked_and_cores_su
             assert int(yields) >= idle, f"rank {rank}: {idle} idle polls, {yields} yields"
         else:
             assert int(yields) == 0, f"rank {rank}: {yields} yields while spinning"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_par_threads_waiting_in_gasnet_count_as_oversubscription(build, threads):
+    """2 ranks on 2 cores spin; with a second thread per rank waiting in GASNet too, the host's
+    waiting threads outnumber its cores and every idle poll yields (without it, a thread that
+    held the request queue in a handler waited a timeslice at a time for its peer)."""
+    if build.conduit != "smp":
+        pytest.skip("a network conduit may yield in its own waits")
+    cmd = [build.gasnetrun, "-n", "2", build.test_program("waitmode_test", "par"), "none", "200",
+           str(threads)]
+    proc = subprocess.run(cmd, env=job_env(build.conduit_env()), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if len(os.sched_getaffinity(0)) < 4:
+        lines = WAIT_LINE.findall(proc.stdout)
+        assert len(lines) == 2, proc.stdout
+        for rank, polls, received, yields in lines:
+            idle = int(polls) - int(received)
+            if threads == 2 or len(os.sched_getaffinity(0)) < 2:
+                assert int(yields) >= idle, f"rank {rank}: {idle} idle polls, {yields} yields"
+            else:
+                assert int(yields) == 0, f"rank {rank}: {yields} yields while spinning"
+
+
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_par_handlers_replying_with_1mib_longs_complete(build, maxsize):
+    """2 ranks of 2 threads each: every thread's 1 MiB Long requests are answered by 1 MiB Long
+    replies from whichever thread runs the handler; payloads checked."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(2, "par_long_test", "2", "8", mode="par", env=env, timeout=300)
+    assert_all_ok(result, "par_long_test", 2)

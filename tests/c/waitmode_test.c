@@ -6,15 +6,21 @@
  *   waitmode_test: rank R: polls P, received A, yields Y
  * and the test decides from the mode and whether the host was oversubscribed: GASNet yields on
  * every idle wait iteration in every mode but SPIN, and a client's mode must not stop the
- * runtime from yielding when ranks outnumber cores.
- *   waitmode_test none|spin|block|spinblock [ROUNDS] */
+ * runtime from yielding when ranks outnumber cores. With THREADS 2 (PAR), a second thread of
+ * each rank waits in GASNet too: the host's waiting threads then outnumber its cores even
+ * when its ranks do not.
+ *   waitmode_test none|spin|block|spinblock [ROUNDS [THREADS]] */
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "test_util.h"
 
-static volatile long yields;
+#ifdef GASNET_PAR
+#include <pthread.h>
+#endif
+
+static _Thread_local long yields; /* this thread's */
 int sched_yield(void) {
   yields++;
   return (int)syscall(SYS_sched_yield);
@@ -27,6 +33,18 @@ static void on_ball(gasnet_token_t t) {
   received++;
 }
 
+#ifdef GASNET_PAR
+static volatile int helper_polled, helper_stop;
+static void *helper(void *arg) {
+  (void)arg;
+  while (!helper_stop) {
+    gasnet_AMPoll();
+    helper_polled = 1;
+  }
+  return NULL;
+}
+#endif
+
 int main(int argc, char **argv) {
   GASNET_SAFE(gasnet_init(&argc, &argv));
   gasnet_handlerentry_t table[] = {{0, (void (*)())on_ball}};
@@ -34,6 +52,20 @@ int main(int argc, char **argv) {
   h_ball = table[0].index;
   const char *mode = argc > 1 ? argv[1] : "none";
   int rounds = argc > 2 ? atoi(argv[2]) : 200;
+  int threads = argc > 3 ? atoi(argv[3]) : 1;
+#ifdef GASNET_PAR
+  pthread_t th;
+  if (threads > 1) {
+    pthread_create(&th, NULL, helper, NULL);
+    while (!helper_polled) {
+    } /* the helper has waited in GASNet before the timed loops start */
+  }
+#else
+  if (threads > 1) {
+    fprintf(stderr, "waitmode_test: THREADS %d needs the PAR build\n", threads);
+    gasnet_exit(2);
+  }
+#endif
   if (strcmp(mode, "spin") == 0) GASNET_SAFE(gasnet_set_waitmode(GASNET_WAIT_SPIN));
   else if (strcmp(mode, "block") == 0) GASNET_SAFE(gasnet_set_waitmode(GASNET_WAIT_BLOCK));
   else if (strcmp(mode, "spinblock") == 0) GASNET_SAFE(gasnet_set_waitmode(GASNET_WAIT_SPINBLOCK));
@@ -58,6 +90,12 @@ int main(int argc, char **argv) {
       if (me == 1) GASNET_SAFE(gasnet_AMRequestShort0(peer, h_ball));
     }
   }
+#ifdef GASNET_PAR
+  if (threads > 1) {
+    helper_stop = 1;
+    pthread_join(th, NULL);
+  }
+#endif
   printf("waitmode_test: rank %d: polls %ld, received %d, yields %ld\n", me, polls, received,
          yields_in_loops);
   fflush(stdout);
