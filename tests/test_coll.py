@@ -53,3 +53,21 @@ def test_team_misuse_is_a_fatal_error_naming_it(opt_build, mode, message):
     assert message in result.stderr, result.describe()
     if mode == "badrelrank":
         assert "the relranks of one color must be 0..1" in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("nranks,args", [(1, ["3"]), (3, ["2"]), (4, ["3", "uneven"])])
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_several_images_per_rank_in_par(build, nranks, args, maxsize):
+    """GASNet-1's PAR collectives with images: every thread calls gasnet_coll_init and every
+    collective, roots and M lists by image number (uneven: ranks have 1..3 images)."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(nranks, "coll_images_test", *args, mode="par", env=env, timeout=300)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("OK") == nranks, result.describe()
+
+
+def test_an_images_array_of_ones_in_seq(opt_build):
+    """SEQ: gasnet_coll_init with an images array (one image per rank) is the plain case."""
+    result = opt_build.job(2, "coll_images_test", "2", timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("OK") == 2, result.describe()

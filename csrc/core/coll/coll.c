@@ -19,7 +19,12 @@
 
 #include <pthread.h>
 
-static struct gasneti_coll_team team_all = {.id = 0, .myrank = -1};
+static uint32_t one_op_counter;
+static struct gasneti_coll_team team_all = {.id = 0, .myrank = -1, .next_op = &one_op_counter};
+/* Several images per rank (gasnet_coll_init's images): each thread's image, node-major. */
+static int images_total; /* 0: one image per rank */
+static GASNETI_TLS int my_image = -1;
+static int first_image_of_mine; /* this rank's first image */
 gasnet_team_handle_t gasneti_coll_team_all = &team_all;
 
 /* Sequence numbers: each operation owns SUBS of them, one per message stream. */
@@ -29,6 +34,7 @@ enum { SUBS = 8, SUB_DATA = 0, SUB_DATA2 = 1, SUB_IN_UP = 2, SUB_IN_DOWN = 3, SU
 /* ---- inboxes ------------------------------------------------------------------------------ */
 typedef struct inbox {
   uint64_t team; /* the id of the team whose operation it serves */
+  int member;    /* the member (image) of this rank it is for */
   uint32_t seq;
   uint8_t *buf;
   size_t size, bytes, msgs;
@@ -38,15 +44,17 @@ enum { BUCKETS = 256 };
 static inbox_t *buckets[BUCKETS];
 static pthread_mutex_t inbox_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static inbox_t **bucket(uint64_t team, uint32_t seq) {
-  return &buckets[(seq ^ (uint32_t)team ^ (uint32_t)(team >> 32)) % BUCKETS];
+static inbox_t **bucket(uint64_t team, int member, uint32_t seq) {
+  return &buckets[(seq ^ (uint32_t)member * 131u ^ (uint32_t)team ^ (uint32_t)(team >> 32)) %
+                  BUCKETS];
 }
 
-/* The inbox of (team, seq) (created with size bytes if absent). Caller holds inbox_lock. */
-static inbox_t *inbox_at(uint64_t team, uint32_t seq, size_t size) {
-  inbox_t **head = bucket(team, seq);
+/* The inbox of (team, member, seq) (created with size bytes if absent). Caller holds
+ * inbox_lock. */
+static inbox_t *inbox_at(uint64_t team, int member, uint32_t seq, size_t size) {
+  inbox_t **head = bucket(team, member, seq);
   for (inbox_t *ib = *head; ib; ib = ib->next)
-    if (ib->seq == seq && ib->team == team) {
+    if (ib->seq == seq && ib->team == team && ib->member == member) {
       if (ib->size != size)
         gasneti_fatalerror("collective %u: ranks disagree on its size (%zu and %zu bytes): every "
                            "rank must call the same collectives in the same order with the same "
@@ -54,7 +62,7 @@ static inbox_t *inbox_at(uint64_t team, uint32_t seq, size_t size) {
       return ib;
     }
   inbox_t *ib = gasneti_calloc(1, sizeof *ib);
-  ib->team = team, ib->seq = seq, ib->size = size;
+  ib->team = team, ib->member = member, ib->seq = seq, ib->size = size;
   ib->buf = size ? gasneti_malloc(size) : NULL;
   ib->next = *head;
   *head = ib;
@@ -65,7 +73,7 @@ static inbox_t *inbox_at(uint64_t team, uint32_t seq, size_t size) {
 static void inbox_counts(const gasneti_coll_op_t *op, uint32_t seq, size_t size, size_t *bytes,
                          size_t *msgs, uint8_t **buf) {
   pthread_mutex_lock(&inbox_lock);
-  inbox_t *ib = inbox_at(op->team->id, seq, size);
+  inbox_t *ib = inbox_at(op->team->id, op->me, seq, size);
   *bytes = ib->bytes, *msgs = ib->msgs;
   if (buf) *buf = ib->buf;
   pthread_mutex_unlock(&inbox_lock);
@@ -76,8 +84,9 @@ static void inbox_counts(const gasneti_coll_op_t *op, uint32_t seq, size_t size,
 static uint8_t *inbox_take(const gasneti_coll_op_t *op, uint32_t seq) {
   uint64_t team = op->team->id;
   pthread_mutex_lock(&inbox_lock);
-  inbox_t **p = bucket(team, seq);
-  while (*p && ((*p)->seq != seq || (*p)->team != team)) p = &(*p)->next;
+  inbox_t **p = bucket(team, op->me, seq);
+  while (*p && ((*p)->seq != seq || (*p)->team != team || (*p)->member != op->me))
+    p = &(*p)->next;
   inbox_t *ib = *p;
   uint8_t *buf = NULL;
   if (ib) {
@@ -96,11 +105,12 @@ static uint8_t *inbox_take(const gasneti_coll_op_t *op, uint32_t seq) {
 static void coll_handler(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t seq,
                          gasnet_handlerarg_t offlo, gasnet_handlerarg_t offhi,
                          gasnet_handlerarg_t totlo, gasnet_handlerarg_t tothi,
-                         gasnet_handlerarg_t teamlo, gasnet_handlerarg_t teamhi) {
+                         gasnet_handlerarg_t teamlo, gasnet_handlerarg_t teamhi,
+                         gasnet_handlerarg_t member) {
   (void)t;
   size_t off = U64(offlo, offhi), total = U64(totlo, tothi);
   pthread_mutex_lock(&inbox_lock);
-  inbox_t *ib = inbox_at(U64(teamlo, teamhi), (uint32_t)seq, total);
+  inbox_t *ib = inbox_at(U64(teamlo, teamhi), (int)member, (uint32_t)seq, total);
   pthread_mutex_unlock(&inbox_lock);
   if (off > total || n > total - off)
     gasneti_fatalerror("collective %u: %zu bytes at %zu overrun its %zu-byte inbox",
@@ -127,10 +137,11 @@ static void coll_send(const gasneti_coll_op_t *op, int dest, uint32_t seq, const
   do {
     size_t c = len - done < max ? len - done : max;
     gasneti_am_request_internal(node, GASNETI_HANDLER_COLL, GASNETI_AM_MEDIUM, data + done, c,
-                                NULL, 7,
+                                NULL, 8,
                                 (gasnet_handlerarg_t[]){(gasnet_handlerarg_t)seq, LO(off + done),
                                                         HI(off + done), LO(total), HI(total),
-                                                        LO(team->id), HI(team->id)});
+                                                        LO(team->id), HI(team->id),
+                                                        (gasnet_handlerarg_t)dest});
     done += c;
   } while (done < len);
 }
@@ -161,7 +172,7 @@ static gasneti_coll_op_t *ops;    /* started and not yet synchronized, oldest fi
 static pthread_mutex_t ops_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t seq_of(const gasneti_coll_op_t *op, int sub) { return op->index * SUBS + (uint32_t)sub; }
-#define me() (op->team->myrank)
+#define me() (op->me)
 #define nranks() (op->team->size)
 #define absolute(rel, root) (((rel) + (root)) % nranks())
 
@@ -431,8 +442,9 @@ gasnet_coll_handle_t gasneti_coll_start(const gasneti_coll_op_t *args) {
   *op = *args;
   op->stage = STAGE_IN, op->dstate = op->bstate = op->phase = 0;
   op->acc = NULL, op->next = NULL;
+  op->me = gasneti_coll_team_me(op->team);
   pthread_mutex_lock(&ops_lock);
-  op->index = op->team->next_op++;
+  op->index = op->team->next_op[op->team == &team_all ? op->me - first_image_of_mine : 0]++;
   gasneti_coll_op_t **tail = &ops;
   while (*tail) tail = &(*tail)->next;
   *tail = op;
@@ -455,23 +467,75 @@ void gasneti_coll_reduce_check(const char *what, size_t blksz, size_t offset,
                        "entries)", what, (int)func, fn_count);
 }
 
-void gasnet_coll_init(const gasnet_image_t images[], gasnet_image_t my_image,
+int gasneti_coll_team_me(const gasneti_coll_team_t *team) {
+  if (team != &team_all || !images_total) return team->myrank;
+  if (my_image < 0)
+    gasneti_fatalerror("a collective from a thread that did not call gasnet_coll_init: with "
+                       "several images per rank, every image's thread calls it once");
+  return my_image;
+}
+
+bool gasneti_coll_images(void) { return images_total != 0; }
+
+/* GASNET_TEAM_ALL of images: image -> rank, each rank's first image, a counter per image. */
+static void set_images(const gasnet_image_t images[]) {
+  int n = (int)gasneti_nodes, total = 0;
+  for (int r = 0; r < n; r++) {
+    if (images[r] < 1)
+      gasneti_fatalerror("gasnet_coll_init: images[%d] = %u: every rank has at least one image",
+                         r, (unsigned)images[r]);
+    if (r == (int)gasneti_mynode) first_image_of_mine = total;
+    total += (int)images[r];
+  }
+  if (total == n) return; /* one image per rank: nothing changes */
+  team_all.size = total;
+  team_all.rank2node = gasneti_malloc((size_t)total * sizeof *team_all.rank2node);
+  team_all.node2rank = gasneti_malloc((size_t)n * sizeof *team_all.node2rank);
+  for (int r = 0, img = 0; r < n; r++) {
+    team_all.node2rank[r] = img;
+    for (unsigned k = 0; k < images[r]; k++) team_all.rank2node[img++] = (gasnet_node_t)r;
+  }
+  team_all.next_op = gasneti_calloc(images[gasneti_mynode], sizeof *team_all.next_op);
+  images_total = total;
+}
+
+/* With several images per rank every image's thread calls it: the first does the work (the
+ * others wait on the lock meanwhile), each records its image. */
+void gasnet_coll_init(const gasnet_image_t images[], gasnet_image_t my_image_arg,
                       gasnet_coll_fn_entry_t fn_tbl[], size_t count, int init_flags) {
-  (void)my_image;
+  static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+  static unsigned arrived;
   if (!gasneti_attach_done) gasneti_fatalerror("gasnet_coll_init before gasnet_attach");
-  if (initialized) gasneti_fatalerror("gasnet_coll_init called twice (it may be called once)");
   if (init_flags != 0) gasneti_fatalerror("gasnet_coll_init: init_flags %d must be 0", init_flags);
-  if (images)
-    for (int i = 0; i < (int)gasneti_nodes; i++)
-      if (images[i] != 1)
-        gasneti_fatalerror("gasnet_coll_init: images[%d] = %u: this implementation has one "
-                           "image per rank (pass images = NULL)", i, (unsigned)images[i]);
-  if (count && !fn_tbl) gasneti_fatalerror("gasnet_coll_init: fn_count %zu with no table", count);
-  fn_table = count ? gasneti_malloc(count * sizeof *fn_table) : NULL;
-  if (count) memcpy(fn_table, fn_tbl, count * sizeof *fn_table);
-  fn_count = count;
-  gasneti_coll_team_all_init(&team_all);
-  initialized = true;
+  pthread_mutex_lock(&init_lock);
+  unsigned mine = images ? images[gasneti_mynode] : 1;
+  if (arrived >= mine)
+    gasneti_fatalerror("gasnet_coll_init called %u times on rank %d, which has %u image%s (each "
+                       "image calls it once)", arrived + 1, (int)gasneti_mynode, mine,
+                       mine == 1 ? "" : "s");
+#if !GASNETI_THREADS
+  if (mine > 1)
+    gasneti_fatalerror("gasnet_coll_init: images[%d] = %u: several images per rank need threads "
+                       "(the PAR or PARSYNC build)", (int)gasneti_mynode, mine);
+#endif
+  if (arrived++ == 0) {
+    if (count && !fn_tbl) gasneti_fatalerror("gasnet_coll_init: fn_count %zu with no table", count);
+    fn_table = count ? gasneti_malloc(count * sizeof *fn_table) : NULL;
+    if (count) memcpy(fn_table, fn_tbl, count * sizeof *fn_table);
+    fn_count = count;
+    gasneti_coll_team_all_init(&team_all);
+    first_image_of_mine = (int)gasneti_mynode;
+    if (images) set_images(images);
+    initialized = true;
+  }
+  if (images_total) {
+    int first = first_image_of_mine, last = first + (int)mine - 1;
+    if ((int)my_image_arg < first || (int)my_image_arg > last)
+      gasneti_fatalerror("gasnet_coll_init: my_image %u is not one of rank %d's images (%d..%d)",
+                         (unsigned)my_image_arg, (int)gasneti_mynode, first, last);
+    my_image = (int)my_image_arg;
+  }
+  pthread_mutex_unlock(&init_lock);
 }
 
 bool gasneti_coll_initialized(void) { return initialized; }

@@ -2,10 +2,13 @@
  * this rank (M forms: its entry of the list, by address mode) and starts the operation. */
 #include "coll.h"
 
-/* This rank's entry of an M-form list: one entry per image of the team (SINGLE) or only ours
- * (LOCAL). */
+/* The calling image's entry of an M-form list: one entry per image of the team (SINGLE) or
+ * one per image of this rank (LOCAL). */
 static void *mine(gasnet_team_handle_t team, void *const list[], int flags) {
-  return list[(flags & GASNET_COLL_SINGLE) ? team->myrank : 0];
+  int me = gasneti_coll_team_me(team);
+  if (flags & GASNET_COLL_SINGLE) return list[me];
+  gasnet_node_t node = gasneti_coll_team_node(team, me);
+  return list[team->node2rank ? me - team->node2rank[node] : 0];
 }
 
 #define START(what, ...)                             \

@@ -40,6 +40,9 @@ gasnet_team_handle_t gasnete_coll_team_split(gasnete_coll_team_t parent, gasnet_
                                              gasnet_node_t relrank, void *clientdata) {
   (void)clientdata;
   check_call("gasnet_coll_team_split", parent);
+  if (parent == GASNET_TEAM_ALL && gasneti_coll_images())
+    gasneti_fatalerror("gasnet_coll_team_split of GASNET_TEAM_ALL with several images per rank: "
+                       "teams are of ranks here (split with gasnet_coll_init's images NULL)");
   int n = parent->size;
   uint32_t mine[2] = {color, relrank}, *all = gasneti_malloc((size_t)n * sizeof mine);
   gasnet_coll_gather_all(parent, all, mine, sizeof mine,
@@ -66,6 +69,7 @@ gasnet_team_handle_t gasnete_coll_team_split(gasnete_coll_team_t parent, gasnet_
   free(taken);
   free(all);
   team->myrank = (int)relrank;
+  team->next_op = gasneti_calloc(1, sizeof *team->next_op);
   team->id = team_id(parent->id, parent->splits++, color);
   teams = realloc(teams, (nteams + 1) * sizeof *teams);
   if (!teams) gasneti_fatalerror("out of memory for a team");
@@ -96,53 +100,69 @@ gasnet_node_t gasnete_coll_team_size(gasnete_coll_team_t team) {
 }
 
 /* ---- team barriers: every member's (id, flags) gathered to all, combined as the job's barrier
- * combines them; GASNET_TEAM_ALL is the job's barrier itself. ------------------------------ */
+ * combines them. On GASNET_TEAM_ALL it is the job's barrier itself, unless the rank has several
+ * images and the call says GASNET_BARRIERFLAG_IMAGES: then every image calls, and each thread
+ * keeps its own barrier state. ------------------------------------------------------------- */
 enum { IMAGES = GASNET_BARRIERFLAG_IMAGES };
 
+typedef gasneti_coll_barrier_t barrier_state_t;
+static GASNETI_TLS barrier_state_t image_barrier;
+static GASNETI_TLS bool image_barrier_last; /* this thread's last ALL barrier was of images */
+
+/* The state of the barrier on team, or NULL when it is the job's barrier. */
+static barrier_state_t *state_of(gasnete_coll_team_t team, int flags) {
+  if (team != GASNET_TEAM_ALL) return &team->barrier;
+  image_barrier_last = gasneti_coll_images() && (flags & IMAGES);
+  return image_barrier_last ? &image_barrier : NULL;
+}
+
 void gasnete_coll_barrier_notify(gasnete_coll_team_t team, int id, int flags) {
-  if (team == GASNET_TEAM_ALL) {
+  barrier_state_t *b = state_of(team, flags);
+  if (!b) {
     gasnet_barrier_notify(id, flags & ~IMAGES);
     return;
   }
   check_call("gasnet_coll_barrier_notify", team);
-  if (team->votes)
+  if (b->votes)
     gasneti_fatalerror("gasnet_coll_barrier_notify called twice on a team without a wait");
   gasneti_barrier_vote_t mine = gasneti_barrier_vote(id, flags);
-  team->votes = gasneti_malloc((size_t)team->size * sizeof mine);
-  team->barrier_op = gasnet_coll_gather_all_nb(
-      team, team->votes, &mine, sizeof mine,
-      GASNET_COLL_LOCAL | GASNET_COLL_IN_NOSYNC | GASNET_COLL_OUT_NOSYNC);
+  b->votes = gasneti_malloc((size_t)team->size * sizeof mine);
+  b->op = gasnet_coll_gather_all_nb(team, b->votes, &mine, sizeof mine,
+                                    GASNET_COLL_LOCAL | GASNET_COLL_IN_NOSYNC |
+                                        GASNET_COLL_OUT_NOSYNC);
 }
 
-static int finish(gasnete_coll_team_t team, int id, int flags) {
-  gasneti_barrier_vote_t *v = team->votes, agreed = {1, 0, 0};
-  for (int i = 0; i < team->size; i++) agreed = gasneti_barrier_combine(agreed, v[i]);
-  free(team->votes);
-  team->votes = NULL;
-  team->barrier_result = agreed;
+static int finish(gasnete_coll_team_t team, barrier_state_t *b, int id, int flags) {
+  gasneti_barrier_vote_t agreed = {1, 0, 0};
+  for (int i = 0; i < team->size; i++) agreed = gasneti_barrier_combine(agreed, b->votes[i]);
+  free(b->votes);
+  b->votes = NULL;
+  b->result = agreed;
   return gasneti_barrier_judge(agreed, id, flags);
 }
 
-static void check_notified(const char *what, gasnete_coll_team_t team) {
+static void check_notified(const char *what, gasnete_coll_team_t team, barrier_state_t *b) {
   check_call(what, team);
-  if (!team->votes) gasneti_fatalerror("%s without a preceding notify on the team", what);
+  if (!b->votes) gasneti_fatalerror("%s without a preceding notify on the team", what);
 }
 
 int gasnete_coll_barrier_wait(gasnete_coll_team_t team, int id, int flags) {
-  if (team == GASNET_TEAM_ALL) return gasnet_barrier_wait(id, flags & ~IMAGES);
-  check_notified("gasnet_coll_barrier_wait", team);
-  gasnet_coll_wait_sync(team->barrier_op);
-  return finish(team, id, flags);
+  barrier_state_t *b = state_of(team, flags);
+  if (!b) return gasnet_barrier_wait(id, flags & ~IMAGES);
+  check_notified("gasnet_coll_barrier_wait", team, b);
+  gasnet_coll_wait_sync(b->op);
+  return finish(team, b, id, flags);
 }
 
 int gasnete_coll_barrier_try(gasnete_coll_team_t team, int id, int flags) {
-  if (team == GASNET_TEAM_ALL) return gasnet_barrier_try(id, flags & ~IMAGES);
-  check_notified("gasnet_coll_barrier_try", team);
-  if (gasnet_coll_try_sync(team->barrier_op) != GASNET_OK) {
+  barrier_state_t *b = state_of(team, flags);
+  if (!b) return gasnet_barrier_try(id, flags & ~IMAGES);
+  check_notified("gasnet_coll_barrier_try", team, b);
+  if (gasnet_coll_try_sync(b->op) != GASNET_OK) {
     gasneti_wait_backoff(); /* the caller loops on try: yield as a blocking wait would */
     return GASNET_ERR_NOT_READY;
   }
-  return finish(team, id, flags);
+  return finish(team, b, id, flags);
 }
 
 int gasnete_coll_barrier(gasnete_coll_team_t team, int id, int flags) {
@@ -150,11 +170,14 @@ int gasnete_coll_barrier(gasnete_coll_team_t team, int id, int flags) {
   return gasnete_coll_barrier_wait(team, id, flags);
 }
 
+/* After a job barrier, the job barrier's result; after an image barrier, this thread's. */
 int gasnete_coll_barrier_result(gasnete_coll_team_t team, int *id) {
-  if (team == GASNET_TEAM_ALL) return gasnet_barrier_result(id);
+  barrier_state_t *b = team != GASNET_TEAM_ALL ? &team->barrier
+                       : image_barrier_last ? &image_barrier : NULL;
+  if (!b) return gasnet_barrier_result(id);
   gasneti_coll_team_check("gasnet_coll_barrier_result", team);
-  if (id) *id = team->barrier_result.anon ? 0 : team->barrier_result.id;
-  return team->barrier_result.anon ? GASNET_BARRIERFLAG_ANONYMOUS : 0;
+  if (id) *id = b->result.anon ? 0 : b->result.id;
+  return b->result.anon ? GASNET_BARRIERFLAG_ANONYMOUS : 0;
 }
 
 /* ---- GASNet's autotuner ---------------------------------------------------------------------- */
