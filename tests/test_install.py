@@ -126,6 +126,8 @@ int main(int argc, char **argv) {
   gasnet_AMRequestShort(gasnet_mynode(), 128, 2, x, 2);
   GASNET_BLOCKUNTIL(got == 2 * x + 3);
   printf("C++ rank %d got %d\\n", (int)gasnet_mynode(), got);
+  fflush(stdout);
+  gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS); /* both have printed before either exits */
   gasnet_exit(0);
 }
 """
