@@ -11,26 +11,45 @@ CLIENT_MODES = {"seq": ("GASNET_SEQ", "seq"), "par": ("GASNET_PAR", "par"),
                 "parsync": ("GASNET_PARSYNC", "par")}
 
 
+def cxx_for(cc: str) -> str:
+    """The C++ compiler of the same family as the C compiler the library was built with (C++
+    clients link the C library, so the two must agree on the ABI)."""
+    name = cc.rsplit("/", 1)[-1]
+    for c, cxx in (("clang", "clang++"), ("gcc", "g++"), ("cc", "c++")):
+        if name == c or name.startswith(c + "-"):
+            return cc[:len(cc) - len(name)] + cxx + name[len(c):]
+    return "c++"
+
+
 def mak_text(prefix: str, cc: str, conduit: str, mode: str, opt: list[str], link_opt: list[str],
              libs: list[str]) -> str:
     define, lib_mode = CLIENT_MODES[mode]
     extra = " ".join(f"-l{lib}" for lib in libs)
+    cppflags = (f"{CLIENT_DEFINES} -D{define} -I$(GASNET_PREFIX)/include "
+                f"-I$(GASNET_PREFIX)/include/{conduit}-conduit")
     return (f"# {conduit}-{mode}.mak: include in a Makefile to build a GASNet client\n"
             f"GASNET_PREFIX = {prefix}\n"
             f"GASNET_CC = {cc}\n"
-            f"GASNET_CPPFLAGS = {CLIENT_DEFINES} -D{define} -I$(GASNET_PREFIX)/include "
-            f"-I$(GASNET_PREFIX)/include/{conduit}-conduit\n"
+            f"GASNET_CPPFLAGS = {cppflags}\n"
             f"GASNET_CFLAGS = {' '.join(opt[:1])} -pthread\n"
+            # C++ clients (GASNet's fragments name these too): same defines, the C++ compiler.
+            f"GASNET_CXX = {cxx_for(cc)}\n"
+            f"GASNET_CXXCPPFLAGS = {cppflags}\n"
+            f"GASNET_CXXFLAGS = {' '.join(opt[:1])} -pthread\n"
             f"GASNET_LD = {cc}\n"
             f"GASNET_LDFLAGS = -pthread {' '.join(link_opt)}\n"
             f"GASNET_LIBS = -L$(GASNET_PREFIX)/lib -lgasnet-{conduit}-{lib_mode} {extra} -lrt -lm\n")
 
 
-def pc_text(prefix: str, conduit: str, mode: str, version: str, link_opt: list[str],
+def pc_text(prefix: str, cc: str, conduit: str, mode: str, version: str, link_opt: list[str],
             libs: list[str]) -> str:
     define, lib_mode = CLIENT_MODES[mode]
     extra = " ".join(f"-l{lib}" for lib in libs)
-    return (f"prefix={prefix}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n\n"
+    cppflags = f"{CLIENT_DEFINES} -D{define} -I${{includedir}} -I${{includedir}}/{conduit}-conduit"
+    return (f"prefix={prefix}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n"
+            # What the .mak fragment says for C++ clients: pkg-config --variable=GASNET_CXX ...
+            f"GASNET_CC={cc}\nGASNET_CXX={cxx_for(cc)}\nGASNET_CXXCPPFLAGS={cppflags}\n"
+            f"GASNET_CXXFLAGS=-pthread\n\n"
             f"Name: gasnet-{conduit}-{mode}\n"
             f"Description: GASNet-1 runtime, {conduit} conduit, {mode.upper()} threading\n"
             f"Version: {version}\n"

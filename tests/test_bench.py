@@ -10,7 +10,7 @@ from conftest import built
 RECORD_FIELDS = {"bench", "path", "conduit", "ranks", "hosts", "size", "unit", "better",
                  "median", "min", "max", "n", "iters", "env"}
 AM_EXPECTED = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt", "am_long_rtt",
-               "am_short_flood", "am_mix", "barrier", "idle_poll"}
+               "am_short_flood", "am_short_rtt_pairs", "am_mix", "barrier", "idle_poll"}
 RMA_EXPECTED = {"am_short_rtt", "memcpy_bw", "put_latency", "get_latency", "put_nb_latency",
                 "get_nb_latency", "put_nbi_latency", "get_nbi_latency", "put_val_latency",
                 "get_val_latency", "put_nb_val_latency", "get_nb_val_latency", "memcpy_rate",
@@ -89,7 +89,9 @@ def test_udp_benchmarks_measure_their_raw_baselines_in_the_same_run():
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--fast"], "unknown argument '--fast' (accepted: --json, --quick, --only NAME[,NAME...])"),
+    (["--fast"], "unknown argument '--fast' (accepted: --json, --quick, --only NAME[,NAME...], "
+                 "--waitmode spin|block|spinblock)"),
+    (["--waitmode", "nap"], "--waitmode nap: expected spin, block or spinblock"),
     (["--only", "warp_speed"], "--only warp_speed: no such benchmark (accepted: pshm_line_rtt "),
 ])
 def test_am_bench_rejects_unknown_arguments(opt_build, args, message):

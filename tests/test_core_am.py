@@ -1,5 +1,11 @@
 """Core API behaviour, checked by C programs run as real jobs with 2 and 8 ranks."""
+import os
+import re
+import subprocess
+
 import pytest
+
+from conftest import job_env
 
 RANKS = [2, 8]
 MODES = ["seq", "par"]
@@ -81,3 +87,86 @@ def test_loopback_request_and_reply_run_before_the_request_returns(build, mode, 
     env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
     result = build.job(2, "loopback_test", mode=mode, env=env, timeout=60)
     assert_all_ok(result, "loopback_test", 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_handler_macros_carry_pointers_through_every_am_kind(build, mode):
+    """gasnet_handler.h: PACK/UNPACK2 pointers in Short, Medium, Long and LongAsync requests
+    and replies, through the network path (every rank its own supernode) and PSHM."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": "1"} if build.conduit != "smp" else None
+    result = build.job(3, "handler_macros_test", mode=mode, env=env, timeout=120)
+    assert_all_ok(result, "handler_macros_test", 3)
+
+
+@pytest.mark.parametrize("nranks", [2, 3])
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_a_rank_spinning_on_requests_to_itself_serves_its_peers(build, nranks, maxsize):
+    """A lock handed round the ranks: the waiter spins on AMs to itself (no gasnet_AMPoll)
+    until the holder's AM hands it on; every request polls, as GASNet's do."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(nranks, "self_am_progress_test", env=env, timeout=120)
+    assert "no hand-over" not in result.stdout, result.describe()
+    assert_all_ok(result, "self_am_progress_test", nranks)
+
+
+WAIT_LINE = re.compile(r"waitmode_test: rank (\d): polls (\d+), received (\d+), yields (\d+)")
+
+
+@pytest.mark.parametrize("oversubscribed", [False, True], ids=["2-cpus", "1-cpu"])
+@pytest.mark.parametrize("mode,knob", [("none", None), ("spin", None), ("block", None),
+                                       ("spinblock", None), ("spinblock", "spin"),
+                                       ("none", "spin")])
+def test_waiting_yields_on_every_idle_poll_unless_spinning_is_asked_and_cores_suffice(
+        build, mode, knob, oversubscribed):
+    """GASNet yields on every idle wait iteration in every mode but SPIN; a client's
+    gasnet_set_waitmode never stops the runtime yielding when ranks outnumber cores (2 ranks
+    on 1 CPU); only GASNET_WAIT_MODE=spin, asked by name, does."""
+    if build.conduit != "smp" and mode in ("none", "spin") and (knob or not oversubscribed):
+        pytest.skip("a network conduit may yield in its own waits")
+    env = job_env({**build.conduit_env(), **({"GASNET_WAIT_MODE": knob} if knob else {})})
+    cmd = [build.gasnetrun, "-n", "2", build.test_program("waitmode_test"), mode, "200"]
+    if oversubscribed:
+        cmd = ["taskset", "-c", "0", *cmd]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = WAIT_LINE.findall(proc.stdout)
+    assert len(lines) == 2, proc.stdout
+    must_yield = mode in ("block", "spinblock") or (oversubscribed and knob is None)
+    for rank, polls, received, yields in lines:
+        idle = int(polls) - int(received)  # a poll that ran nothing
+        if must_yield:
+            assert int(yields) >= idle, f"rank {rank}: {idle} idle polls, {yields} yields"
+        else:
+            assert int(yields) == 0, f"rank {rank}: {yields} yields while spinning"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_par_threads_waiting_in_gasnet_count_as_oversubscription(build, threads):
+    """2 ranks on 2 cores spin; with a second thread per rank waiting in GASNet too, the host's
+    waiting threads outnumber its cores and every idle poll yields (without it, a thread that
+    held the request queue in a handler waited a timeslice at a time for its peer)."""
+    if build.conduit != "smp":
+        pytest.skip("a network conduit may yield in its own waits")
+    cmd = [build.gasnetrun, "-n", "2", build.test_program("waitmode_test", "par"), "none", "200",
+           str(threads)]
+    proc = subprocess.run(cmd, env=job_env(build.conduit_env()), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if len(os.sched_getaffinity(0)) < 4:
+        lines = WAIT_LINE.findall(proc.stdout)
+        assert len(lines) == 2, proc.stdout
+        for rank, polls, received, yields in lines:
+            idle = int(polls) - int(received)
+            if threads == 2 or len(os.sched_getaffinity(0)) < 2:
+                assert int(yields) >= idle, f"rank {rank}: {idle} idle polls, {yields} yields"
+            else:
+                assert int(yields) == 0, f"rank {rank}: {yields} yields while spinning"
+
+
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_par_handlers_replying_with_1mib_longs_complete(build, maxsize):
+    """2 ranks of 2 threads each: every thread's 1 MiB Long requests are answered by 1 MiB Long
+    replies from whichever thread runs the handler; payloads checked."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(2, "par_long_test", "2", "8", mode="par", env=env, timeout=300)
+    assert_all_ok(result, "par_long_test", 2)

@@ -28,7 +28,8 @@ EXITS = [
     (["one-waiting", "1", "6"], 6, False),   # peers wait in a barrier: they follow at once
     (["one", "1", "5"], 5, True),             # peers compute: SIGQUIT after the grace period
     (["return"], 0, False),
-    (["return-one", "1"], 0, True),           # peers of a finished rank are not cut short
+    (["return-one", "1"], 1, True),           # peers of a finished rank are not cut short, but
+                                              # ended at the timeout they fail the job
     (["signal", "1", str(int(signal.SIGKILL))], 128 + signal.SIGKILL, True),
     (["signal", "0", str(int(signal.SIGSEGV))], 128 + signal.SIGSEGV, True),
     (["bad-handler", "0"], 1, True),          # a fatal error on the receiver ends the job
@@ -78,13 +79,27 @@ def test_a_receive_thread_does_not_take_its_rank_out_of_such_a_barrier(udp_build
 
 def test_ranks_left_waiting_for_a_finished_rank_are_named_and_ended_at_the_timeout(build):
     result = build.job(4, "exit_test", "return-one", "2", env=ENV, timeout=DEADLINE)
-    assert result.returncode == 0, result.describe()
+    assert result.returncode == 1, result.describe()
     assert "still running 4 s after rank 2 finished (GASNET_EXITTIMEOUT): ranks 0-1, 3" \
         in result.stderr, result.describe()
+    for rank in (0, 1, 3):
+        assert re.search(rf"rank {rank} \(pid \d+, host \S+\) ended by the launcher after "
+                         r"GASNET_EXITTIMEOUT \((signal \S+|code \d+)\): the job's code is 1",
+                         result.stderr), result.describe()
+
+
+def test_a_rank_ended_at_the_exit_timeout_after_the_others_returned_0_fails_the_job(build):
+    """Ranks 1..3 return 0; rank 0 waits for them in a barrier until the launcher ends it."""
+    result = build.job(4, "exit_test", "return-all-but", "0", env=ENV, timeout=DEADLINE)
+    assert result.returncode == 1, result.describe()
+    assert re.search(r"rank 0 \(pid \d+, host \S+\) ended by the launcher after "
+                     r"GASNET_EXITTIMEOUT \((signal \S+|code \d+)\): the job's code is 1",
+                     result.stderr), result.describe()
 
 
 @pytest.mark.parametrize("args,code,needs_timeout", [
     (["collective", "9"], 9, False), (["one", "2", "5"], 5, True),
+    (["return-all-but", "0"], 1, True),
     (["signal", "1", "9"], 137, True), (["return"], 0, False)])
 def test_fork_mode_without_launcher_has_the_same_exit_semantics(build, args, code,
                                                                 needs_timeout):

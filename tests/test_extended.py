@@ -26,3 +26,13 @@ def test_debug_build_names_rank_address_and_segment_of_a_bad_put(build):
     assert result.returncode == 1, result.describe()
     assert re.search(r"gasnet_put of 8 bytes at 0x[0-9a-f]+ on rank [01]: outside its segment "
                      r"\[0x[0-9a-f]+, 0x[0-9a-f]+\)", result.stderr), result.describe()
+
+
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_try_syncnb_nopoll_forms_never_serve_the_network(build, maxsize):
+    """gasnet_try_syncnb_nopoll and its _some/_all forms: a get over the AM path stays not
+    ready however often they ask, until the caller polls."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(2, "nopoll_test", env=env, timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("OK") == 2, result.describe()

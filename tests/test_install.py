@@ -108,6 +108,62 @@ def test_mak_cppflags_give_clients_the_gnu_declarations(prefix, tmp_path, mode):
     assert run.stdout.count("yielded on rank") == 2
 
 
+CXX_CLIENT = """\
+#include <gasnet.h>
+#include <gasnet_coll.h>
+#include <gasnet_tools.h>
+static volatile int got;
+static void on_short(gasnet_token_t, gasnet_handlerarg_t a, gasnet_handlerarg_t b) {
+  got += a + b;
+}
+int main(int argc, char **argv) {
+  gasnet_handlerentry_t table[] = {{128, (void (*)())on_short}};
+  if (gasnet_init(&argc, &argv) != GASNET_OK) return 1;
+  if (gasnet_attach(table, 1, GASNET_PAGESIZE, 0) != GASNET_OK) return 1;
+  int x = argc + (int)gasnet_mynode(); /* run-time arguments */
+  gasnet_AMRequestShort2(gasnet_mynode(), 128, x, 1);
+  gasnet_AMRequestShort(gasnet_mynode(), 128, 2, x, 2);
+  GASNET_BLOCKUNTIL(got == 2 * x + 3);
+  printf("C++ rank %d got %d\\n", (int)gasnet_mynode(), got);
+  fflush(stdout);
+  gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS); /* both have printed before either exits */
+  gasnet_exit(0);
+}
+"""
+CXX_MAKEFILE = """\
+include $(GASNET_MAK)
+hello: hello.cc
+\t$(GASNET_CXX) $(GASNET_CXXCPPFLAGS) $(GASNET_CXXFLAGS) -Wall -Wextra -pedantic -Werror \\
+\t  -c hello.cc -o hello.o
+\t$(GASNET_CXX) $(GASNET_LDFLAGS) -o hello hello.o $(GASNET_LIBS)
+"""
+
+
+@pytest.mark.parametrize("conduit,mode", [("smp", "seq"), ("udp", "par")])
+def test_cxx_client_builds_with_the_mak_file_and_pkg_config(prefix, tmp_path, conduit, mode):
+    """GASNET_CXX, GASNET_CXXCPPFLAGS and GASNET_CXXFLAGS in the .mak fragment (and as
+    pkg-config variables) build a C++ client that sends AMs with run-time arguments."""
+    (tmp_path / "hello.cc").write_text(CXX_CLIENT)
+    (tmp_path / "Makefile").write_text(CXX_MAKEFILE)
+    mak = prefix / "include" / f"{conduit}-conduit" / f"{conduit}-{mode}.mak"
+    proc = subprocess.run(["make", f"GASNET_MAK={mak}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "g++ " in proc.stdout, proc.stdout
+    run = subprocess.run([str(prefix / "bin" / "gasnetrun"), "-n", "2", str(tmp_path / "hello")],
+                         env=job_env(conduit_env(conduit)), capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "C++ rank 0 got 5" in run.stdout and "C++ rank 1 got 7" in run.stdout, run.stdout
+    if shutil.which("pkg-config"):
+        env = job_env({"PKG_CONFIG_PATH": str(prefix / "lib" / "pkgconfig")})
+        for var, want in (("GASNET_CXX", "g++"), ("GASNET_CXXCPPFLAGS", f"-DGASNET_{mode.upper()}"),
+                          ("GASNET_CXXFLAGS", "-pthread")):
+            got = subprocess.run(["pkg-config", f"--variable={var}", f"gasnet-{conduit}-{mode}"],
+                                 env=env, capture_output=True, text=True, check=True).stdout
+            assert want in got, (var, got)
+
+
 def test_install_has_the_gasnet1_layout_clients_check(prefix, tmp_path):
     """What a GASNet-1 client's configure looks for: the release macros in gasnet_config.h
     (a release >= 1.18), gasnet_core.h in each conduit directory, every .mak, and a

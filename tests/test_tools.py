@@ -77,3 +77,14 @@ def test_tools_fatalerror_in_a_client_ends_the_job_naming_the_rank(build):
     result = build.job(2, "tools_client", "fatal")
     assert result.returncode != 0, result.describe()
     assert "tools_client gives up on rank 0" in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("mode", ["seq", "par"])
+def test_gasnet1_harness_surface_of_gasnet_h_and_the_tools(build, mode):
+    """What GASNet-1's test harness takes from gasnet.h and gasnet_tools.h (tools_gasnet1_test
+    lists it): every macro compiles where the harness writes it, and each behaves."""
+    result = build.job(2, "tools_gasnet1_test", mode=mode, timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("OK") == 2, result.describe()
+    warning = "performance warnings: ''" if build.name == "opt" else "debugging"
+    assert warning in result.stdout, result.describe()

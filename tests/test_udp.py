@@ -5,6 +5,7 @@ without polling, and the receive thread."""
 from __future__ import annotations
 
 import os
+import re
 import struct
 import subprocess
 import time
@@ -239,3 +240,58 @@ def test_an_exit_datagram_forged_with_the_jobs_tag_from_another_port_is_dropped(
             job.kill()
     assert job.returncode == 0, err.rest()
     assert out.rest().count("lingered") == 2, "".join(out.seen)
+
+
+def spawnfn_run(build, args: list[str], spawnfn: str | None, extra: dict[str, str] | None = None):
+    env = job_env({**build.conduit_env(), **({"GASNET_SPAWNFN": spawnfn} if spawnfn else {}),
+                   **(extra or {})})
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_prog_n_with_spawnfn_l_hands_the_job_to_gasnetrun(udp_build):
+    """GASNet's udp convention: 'prog N args' with GASNET_SPAWNFN=L runs N ranks on this host
+    (through gasnetrun's local spawner), with argv[1] taken out."""
+    hello = udp_build.program("examples", "hello_ring")
+    proc = spawnfn_run(udp_build, [hello, "3"], "L")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(re.findall(r"rank (\d) of 3: token went", proc.stdout)) == ["0", "1", "2"], \
+        proc.stdout + proc.stderr
+    # The arguments after N reach every rank: exit_test collective 7 ends the job with code 7.
+    proc = spawnfn_run(udp_build, [udp_build.test_program("exit_test"), "2", "collective", "7"],
+                       "l")
+    assert proc.returncode == 7, proc.stdout + proc.stderr
+
+
+def test_prog_n_with_spawnfn_s_hands_the_job_to_the_ssh_spawner(udp_build):
+    """S: the job goes to gasnetrun's ssh spawner, which takes its hosts from
+    GASNET_SSH_SERVERS (here none, so it says what it needs)."""
+    hello = udp_build.program("examples", "hello_ring")
+    proc = spawnfn_run(udp_build, [hello, "2"], "S")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "the ssh spawner needs hosts" in proc.stderr and "GASNET_SSH_SERVERS" in proc.stderr, \
+        proc.stderr
+
+
+@pytest.mark.parametrize("spawnfn,args,message", [
+    ("C", ["4"], "GASNET_SPAWNFN=C (a custom spawn command) is not supported: start the job "
+                 "with gasnetrun -n N"),
+    ("L", ["four"], "GASNET_SPAWNFN=L: udp's start-up convention is 'prog N args', but the first "
+                    "argument ('four') is not a rank count 1..65535"),
+    ("L", [], "the first argument (none) is not a rank count"),
+])
+def test_prog_n_convention_refuses_what_it_cannot_run_naming_gasnetrun(udp_build, spawnfn, args,
+                                                                      message):
+    proc = spawnfn_run(udp_build, [udp_build.program("examples", "hello_ring"), *args], spawnfn)
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert message in proc.stderr and "gasnetrun -n N" in proc.stderr, proc.stderr
+
+
+def test_prog_n_without_spawnfn_says_it_runs_one_rank(udp_build):
+    """Never a silent 1-rank run: without GASNET_SPAWNFN the program is a 1-rank job, and says
+    so when its first argument looks like GASNet's rank count."""
+    proc = spawnfn_run(udp_build, [udp_build.program("examples", "hello_ring"), "4"], None)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "rank 0 of 1: token went" in proc.stdout, proc.stdout
+    assert ("runs as a 1-rank job with '4' as its first argument; GASNet's 'prog N args' "
+            "convention needs GASNET_SPAWNFN=L (this host) or S (ssh), or start it with "
+            "gasnetrun -n 4") in proc.stderr, proc.stderr

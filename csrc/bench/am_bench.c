@@ -1,11 +1,13 @@
 /* am_bench.c: AM round-trip latency (Short, Medium, Long; 0..MaxMedium bytes), one-way AMShort
  * flood throughput, barrier latency, and the cost of an idle poll, between ranks 0 and 1 (the
- * barrier and idle poll with every rank); am_mix, every rank sending a mix of requests to the
+ * barrier and idle poll with every rank); am_short_rtt_pairs, the same round trip with every
+ * rank in a pair (0-1, 2-3, ...) ping-ponging at once, timed until the slowest pair is through
+ * (where ranks outnumber cores, how they wait decides it: --waitmode); am_mix, every rank sending a mix of requests to the
  * next one while serving its predecessor's (what a core-API stress program does: it is where a
  * PAR library's locks show against SEQ). Beside them, the physical baseline of the same run:
  * a cache-line round trip through shared memory (when ranks 0 and 1 share it), and on udp a
  * plain UDP ping-pong, timed repeat by repeat next to the AMShort round trip.
- * Usage: am_bench [--json] [--quick] [--only NAME] */
+ * Usage: am_bench [--json] [--quick] [--only NAME] [--waitmode spin|block|spinblock] */
 #include "raw_udp.h"
 #ifdef GASNET_CONDUIT_OFI
 #include "raw_ofi.h"
@@ -30,6 +32,9 @@ static void pong_l(gasnet_token_t t, void *b, size_t n) { (void)t, (void)b, (voi
 static void flood(gasnet_token_t t) { (void)t, flooded++; }
 static void flood_ack(gasnet_token_t t) { (void)t, replies++; }
 static void on_stop(gasnet_token_t t) { (void)t, stop = 1; }
+static volatile int pair_done;
+static gasnet_handler_t h_pair_done;
+static void on_pair_done(gasnet_token_t t) { (void)t, pair_done++; }
 
 /* am_mix: requests of three kinds, each answered by a Short reply carrying one argument. */
 static volatile long mix_replies;
@@ -47,8 +52,9 @@ static void mix_l(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t a) 
 }
 
 static const char *const names[] = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt",
-                                    "am_long_rtt", "am_short_flood", "am_mix", "barrier",
-                                    "idle_poll", "raw_udp_rtt", "raw_ofi_rtt", NULL};
+                                    "am_long_rtt", "am_short_flood", "am_short_rtt_pairs",
+                                    "am_mix", "barrier", "idle_poll", "raw_udp_rtt",
+                                    "raw_ofi_rtt", NULL};
 static const char *path; /* how rank 0 reaches rank 1: pshm, or the conduit */
 
 static void report(const char *name, size_t size, double *samples, long iters) {
@@ -109,6 +115,34 @@ static void paired_udp_rtt(raw_udp_t *u, long raw_iters, long am_iters) {
   bench_report("raw_udp_rtt", "raw", 32, "us", raw, raw_iters);
   report("am_short_rtt", 0, am, am_iters);
   bench_report_ratio("am_short_vs_raw", GASNET_CONDUIT_NAME_STR, 0, ratio, am_iters, 0);
+}
+
+/* Every even rank ping-pongs with the next rank, all pairs at once; a repeat lasts until the
+ * slowest pair is through (a barrier on each side), so no pair that got the cores to itself
+ * decides the figure. */
+static void pairs_rtt(long iters) {
+  gasnet_node_t me = gasnet_mynode(), partner = (gasnet_node_t)(me ^ 1);
+  int active = partner < gasnet_nodes(); /* an odd rank count leaves the last one out */
+  double samples[64];
+  for (int r = -1; r < repeats; r++) {
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    double t0 = now_us();
+    if (active && !(me & 1)) {
+      replies = 0;
+      for (long i = 0; i < iters; i++) {
+        gasnet_AMRequestShort0(partner, h_ping_s);
+        GASNET_BLOCKUNTIL(replies == i + 1);
+      }
+      gasnet_AMRequestShort0(partner, h_pair_done);
+    } else if (active) {
+      GASNET_BLOCKUNTIL(pair_done == r + 2); /* serving the partner's pings meanwhile */
+    }
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
+  }
+  if (me == 0) report("am_short_rtt_pairs", 0, samples, iters);
 }
 
 /* Rank 0 floods rank 1, which acknowledges once it has counted every message of a repeat
@@ -205,16 +239,16 @@ int main(int argc, char **argv) {
       {0, (void (*)())pong_m}, {0, (void (*)())ping_l}, {0, (void (*)())pong_l},
       {0, (void (*)())flood},  {0, (void (*)())flood_ack}, {0, (void (*)())on_stop},
       {0, (void (*)())mix_s},  {0, (void (*)())mix_m},     {0, (void (*)())mix_l},
-      {0, (void (*)())mix_ack}};
+      {0, (void (*)())mix_ack}, {0, (void (*)())on_pair_done}};
   size_t maxmed = gasnet_AMMaxMedium();
   /* Segment: MaxMedium bytes of Long payload, then a page for the line ping-pong. */
   size_t pages = (maxmed + GASNET_PAGESIZE - 1) / GASNET_PAGESIZE; /* udp's is not whole pages */
-  if (gasnet_attach(table, 13, (2 + pages) * GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
+  if (gasnet_attach(table, 14, (2 + pages) * GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
   h_ping_s = table[0].index, h_pong_s = table[1].index, h_ping_m = table[2].index;
   h_pong_m = table[3].index, h_ping_l = table[4].index, h_pong_l = table[5].index;
   h_flood = table[6].index, h_flood_ack = table[7].index, h_stop = table[8].index;
   h_mix_s = table[9].index, h_mix_m = table[10].index, h_mix_l = table[11].index;
-  h_mix_ack = table[12].index;
+  h_mix_ack = table[12].index, h_pair_done = table[13].index;
   if (gasnet_nodes() < 2) {
     fprintf(stderr, "am_bench: needs at least 2 ranks (gasnetrun -n 2)\n");
     gasnet_exit(2);
@@ -269,6 +303,7 @@ int main(int argc, char **argv) {
   if (gasnet_mynode() < 2 && bench_wanted("am_short_flood")) flood_bench(2000000 / scale);
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  if (bench_wanted("am_short_rtt_pairs")) pairs_rtt(100000 / scale);
   if (bench_wanted("am_mix")) mix_bench(300000 / scale);
   if (bench_wanted("barrier")) barrier_bench(500000 / scale);
   if (bench_wanted("idle_poll")) idle_poll_bench(2000000 / scale);

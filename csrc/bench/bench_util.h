@@ -1,5 +1,5 @@
 /* bench_util.h: what the bundled benchmarks share: the clock, the command line (--json,
- * --quick, --only NAME), medians of repeats, and one record per result, the same for every
+ * --quick, --only NAME, --waitmode MODE: gasnet_set_waitmode as a client calls it), medians of repeats, and one record per result, the same for every
  * benchmark (the tuner and the tests read it):
  *   bench, path, conduit, ranks, hosts, size, unit, better (higher|lower), median, min, max,
  *   n (repeats), iters, env (every GASNET_* variable the rank saw). */
@@ -47,10 +47,22 @@ static int bench_args(const char *prog, int argc, char **argv, const char *const
     if (strcmp(argv[i], "--json") == 0) json = 1;
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
-    else {
+    else if (strcmp(argv[i], "--waitmode") == 0 && i + 1 < argc) {
+      const char *m = argv[++i];
+      int mode = strcmp(m, "spin") == 0    ? GASNET_WAIT_SPIN
+                 : strcmp(m, "block") == 0 ? GASNET_WAIT_BLOCK
+                 : strcmp(m, "spinblock") == 0 ? GASNET_WAIT_SPINBLOCK : -1;
+      if (mode < 0) {
+        if (gasnet_mynode() == 0)
+          fprintf(stderr, "%s: --waitmode %s: expected spin, block or spinblock\n", prog, m);
+        gasnet_exit(2);
+      }
+      gasnet_set_waitmode(mode);
+    } else {
       if (gasnet_mynode() == 0)
         fprintf(stderr,
-                "%s: unknown argument '%s' (accepted: --json, --quick, --only NAME[,NAME...])\n",
+                "%s: unknown argument '%s' (accepted: --json, --quick, --only NAME[,NAME...], "
+                "--waitmode spin|block|spinblock)\n",
                 prog, argv[i]);
       gasnet_exit(2);
     }

@@ -5,7 +5,9 @@
  * others a grace period to leave on their own (none after a signal or fatal error), then the
  * leave signal, then
  * SIGKILL at the timeout. The job's code is the first non-zero code of a rank that ended it,
- * 128+signal for a signal; ranks the supervisor itself signalled do not change it. */
+ * 128+signal for a signal; ranks the supervisor itself signalled do not change it, but a job
+ * whose stragglers the supervisor had to end is not a success (GASNETI_EXIT_STRAGGLER_CODE,
+ * unless a rank set a code). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +109,11 @@ int gasneti_exit_policy_due(gasneti_exit_policy_t *p, double now) {
     p->kill_sent = 1;
     todo |= GASNETI_EXIT_KILL;
   }
-  if (todo && !p->ending && p->first_done >= 0) todo |= GASNETI_EXIT_STRAGGLERS;
+  if (todo && !p->ending && p->first_done >= 0 && !p->stragglers) {
+    todo |= GASNETI_EXIT_STRAGGLERS; /* once: the supervisor names them once */
+    p->stragglers = 1;
+    if (!p->code) p->code = GASNETI_EXIT_STRAGGLER_CODE;
+  }
   if (todo)
     for (int r = 0; r < p->nranks; r++)
       if (p->state[r] != ENDED) p->state[r] |= SIGNALLED;

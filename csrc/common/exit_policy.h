@@ -10,6 +10,10 @@ enum {
   GASNETI_EXIT_KILL = 2, /* send SIGKILL to every rank still running */
   GASNETI_EXIT_STRAGGLERS = 4 /* with QUIT/KILL: ranks still running after others finished */
 };
+/* The job's code when the supervisor had to end ranks that were still running
+ * GASNET_EXITTIMEOUT after another finished, and no rank set a code of its own: a job whose
+ * ranks did not all finish did not succeed. */
+enum { GASNETI_EXIT_STRAGGLER_CODE = 1 };
 /* How a rank's end counts (gasneti_exit_policy_ended). */
 enum {
   GASNETI_END_FINISHED = 0, /* returned 0: done, its peers go on */
@@ -27,6 +31,7 @@ typedef struct {
   int remaining;  /* ranks whose process has not ended */
   double quit_at, kill_at; /* when to signal the rest (monotonic seconds; < 0: not planned) */
   int quit_sent, kill_sent;
+  int stragglers;          /* ranks were ended for outliving a finished rank (STRAGGLERS) */
   unsigned char *state;    /* per rank, private */
 } gasneti_exit_policy_t;
 

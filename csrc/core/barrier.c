@@ -7,32 +7,35 @@
 #include "knobs.h"
 #include "pshm/pshm.h"
 
-/* What a set of notifies adds up to. Combining is idempotent, so dissemination may count a
- * rank twice when the number of leaders is not a power of two. */
-typedef struct {
-  int anon;     /* every contributor was anonymous */
-  int id;       /* the common name when !anon */
-  int mismatch; /* names differed, or someone notified with GASNET_BARRIERFLAG_MISMATCH */
-} vote_t;
+typedef gasneti_barrier_vote_t vote_t;
 
-static vote_t combine(vote_t a, vote_t b) {
+vote_t gasneti_barrier_combine(vote_t a, vote_t b) {
   if (a.mismatch || b.mismatch) return (vote_t){a.anon && b.anon, a.anon ? b.id : a.id, 1};
   if (a.anon) return b;
   if (b.anon) return a;
   return (vote_t){0, a.id, a.id != b.id};
 }
+#define combine gasneti_barrier_combine
 
 enum { NAMELESS = GASNET_BARRIERFLAG_ANONYMOUS | GASNET_BARRIERFLAG_UNNAMED };
 
-static vote_t vote_of(int id, int flags) {
-  return (vote_t){(flags & NAMELESS) != 0, id,
-                  (flags & GASNET_BARRIERFLAG_MISMATCH) != 0};
+vote_t gasneti_barrier_vote(int id, int flags) {
+  return (vote_t){(flags & NAMELESS) != 0, id, (flags & GASNET_BARRIERFLAG_MISMATCH) != 0};
+}
+#define vote_of gasneti_barrier_vote
+
+/* The wait is judged against what the barrier agreed, not against this rank's notify (GASNet
+ * 1.20's rule, as UPC 1.3 has it): an anonymous notify may be followed by a named wait and
+ * the other way round; a named wait mismatches only a named barrier of another name. */
+int gasneti_barrier_judge(vote_t agreed, int id, int flags) {
+  bool misnamed = !(flags & NAMELESS) && !agreed.anon && id != agreed.id;
+  bool forced = (flags & GASNET_BARRIERFLAG_MISMATCH) != 0;
+  return (agreed.mismatch || misnamed || forced) ? GASNET_ERR_BARRIER_MISMATCH : GASNET_OK;
 }
 
 /* ---- state of this rank's current barrier ------------------------------------------ */
 static uint32_t phase;      /* number of the current (or last) barrier, from 1 */
 static int notified;        /* notify seen, wait/try not yet successful */
-static int my_id, my_flags; /* as notified */
 static vote_t result;       /* of the last completed barrier */
 static int scanned;         /* supernode members whose notify was folded into sofar */
 static vote_t sofar;
@@ -165,8 +168,6 @@ void gasnet_barrier_notify(int id, int flags) {
   if (notified) gasneti_fatalerror("gasnet_barrier_notify called twice without a wait");
   phase++;
   notified = 1;
-  my_id = id;
-  my_flags = flags;
   scanned = 0;
   round_done = round_sent = 0;
   sofar = (vote_t){1, 0, 0};
@@ -181,8 +182,7 @@ static int finish(int id, int flags) {
   notified = 0;
   atomic_store_explicit(&passed, phase, memory_order_relaxed);
   atomic_store(&under_way, 0);
-  bool local_mismatch = flags != my_flags || (!(flags & NAMELESS) && id != my_id);
-  return (result.mismatch || local_mismatch) ? GASNET_ERR_BARRIER_MISMATCH : GASNET_OK;
+  return gasneti_barrier_judge(result, id, flags);
 }
 
 int gasnet_barrier_wait(int id, int flags) {
@@ -209,9 +209,8 @@ int gasnet_barrier_try(int id, int flags) {
 }
 
 int gasnet_barrier_result(int *id) {
-  if (result.anon) return GASNET_BARRIERFLAG_ANONYMOUS;
-  if (id) *id = result.id;
-  return 0;
+  if (id) *id = result.anon ? 0 : result.id;
+  return result.anon ? GASNET_BARRIERFLAG_ANONYMOUS : 0;
 }
 
 /* Every rank notified a barrier that some rank passed, so the members normally get through it

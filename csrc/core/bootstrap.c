@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conduit.h"
 #include "gasnet_internal.h"
 
 /* ---- a 1-rank job: no launcher, every collective is a copy ------------------------------- */
@@ -25,6 +26,7 @@ const gasneti_bootstrap_t *gasneti_bootstrap_choose(int *argc, char ***argv) {
     const gasneti_bootstrap_t *boot = o->open(argc, argv);
     if (boot) return boot;
   }
+  gasnetc_unlaunched(argc, argv);
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   snprintf(single.jobid, sizeof single.jobid, "s%ld-%lx", (long)getpid(), (long)ts.tv_nsec);

@@ -36,6 +36,10 @@ int gasnetc_poll(int which);
 void gasnetc_exit_notify(int code);
 /* Releases the conduit's resources on the way out. */
 void gasnetc_fini(void);
+/* No launcher started this process (gasnet_init, before anything else): a conduit with a
+ * start-up convention of its own may take the job over here (udp's 'prog N args' hands it to
+ * gasnetrun and never returns); when it returns, the process is a 1-rank job. */
+void gasnetc_unlaunched(int *argc, char ***argv);
 
 /* Optional RDMA for the extended API (a conduit whose gasnet_conduit.h defines GASNETC_RDMA):
  * puts and gets to ranks outside the supernode, counted down on counter when complete. A

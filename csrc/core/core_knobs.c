@@ -34,8 +34,9 @@ static const gasneti_knob_t rows[] = {
      "all", "Per-rank part of the computed GASNET_EXITTIMEOUT.", GASNETI_NOT_TUNED},
     {"GASNET_WAIT_MODE", GASNETI_KNOB_ENUM, "auto", 0, 0, "auto|spin|block|spinblock", "", R,
      "all", "How a rank waits for communication: spin (poll), block (poll, then give the core "
-     "away), spinblock (poll a while first); auto spins unless the host's ranks outnumber its "
-     "cores. Use block when hosts share cores (virtual machines, containers on one machine).",
+     "away), spinblock (the same, as in GASNet); auto spins unless the host's ranks outnumber "
+     "its cores, and then yields whatever mode gasnet_set_waitmode asks. Use block when hosts "
+     "share cores (virtual machines, containers on one machine).",
      GASNETI_TUNED("spin,block,spinblock", NULL)},
     /* ---- signals and debugging (GASNet-1's names) ---- */
     {"GASNET_BACKTRACE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
@@ -60,6 +61,12 @@ static const gasneti_knob_t rows[] = {
      "them into its exit path; * for all.", GASNETI_NOT_TUNED},
     {"GASNET_VERBOSEENV", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
      "Rank 0 prints every knob it read, its value, and whether it was the default.", GASNETI_NOT_TUNED},
+    {"GASNET_SAME_ADDRESSES", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", J, "all",
+     "Start each host's ranks without address-space randomisation, so that the program's "
+     "functions and data (and its libraries') lie at the same addresses in every rank of a "
+     "host, as in ranks forked from one process, for clients that send function pointers "
+     "between ranks. Makes memory-corruption exploits of the job's processes easier.",
+     GASNETI_NOT_TUNED},
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
      "How gasnetrun starts ranks when -spawner is not given.", GASNETI_NOT_TUNED},
     {"GASNET_MPI_THREAD", GASNETI_KNOB_ENUM, "SINGLE", 0, 0,

@@ -95,6 +95,18 @@ void gasneti_segment_attach(uintptr_t segsize);
 
 /* ---- barrier, exit ----------------------------------------------------------------- */
 void gasneti_barrier_init(void);
+/* What a set of notifies adds up to (the team barriers of gasnet_coll.h combine them too).
+ * Combining is idempotent, so a contribution may be counted twice. */
+typedef struct {
+  int anon;     /* every contributor was anonymous */
+  int id;       /* the common name when !anon */
+  int mismatch; /* names differed, or someone notified with GASNET_BARRIERFLAG_MISMATCH */
+} gasneti_barrier_vote_t;
+gasneti_barrier_vote_t gasneti_barrier_vote(int id, int flags);
+gasneti_barrier_vote_t gasneti_barrier_combine(gasneti_barrier_vote_t a, gasneti_barrier_vote_t b);
+/* A wait's (id, flags) judged against what the barrier agreed: GASNET_OK or
+ * GASNET_ERR_BARRIER_MISMATCH. */
+int gasneti_barrier_judge(gasneti_barrier_vote_t agreed, int id, int flags);
 void gasneti_exit_init(void);
 /* Called from every wait loop: leaves the job if another rank has ended it. */
 void gasneti_exit_check(void);

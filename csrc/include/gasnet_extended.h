@@ -229,6 +229,13 @@ static inline void gasnet_wait_syncnb_all(gasnet_handle_t *handles, size_t numha
 void gasnet_wait_syncnb_some(gasnet_handle_t *handles, size_t numhandles);
 int gasnet_try_syncnb_all(gasnet_handle_t *handles, size_t numhandles);
 int gasnet_try_syncnb_some(gasnet_handle_t *handles, size_t numhandles);
+/* GASNet 1.x extensions: the try forms without the poll (the caller polls when it chooses). */
+int gasneti_try_syncnb_nopoll(gasnet_handle_t handle);
+static inline int gasnet_try_syncnb_nopoll(gasnet_handle_t handle) {
+  return handle == GASNET_INVALID_HANDLE ? GASNET_OK : gasneti_try_syncnb_nopoll(handle);
+}
+int gasnet_try_syncnb_all_nopoll(gasnet_handle_t *handles, size_t numhandles);
+int gasnet_try_syncnb_some_nopoll(gasnet_handle_t *handles, size_t numhandles);
 
 /* ---- implicit handle ------------------------------------------------------------------- */
 static inline void gasnet_put_nbi(gasnet_node_t node, void *dest, void *src, size_t nbytes) {

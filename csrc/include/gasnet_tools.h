@@ -277,6 +277,39 @@ void gasnett_pthread_failed_(const char *what, int rc) GASNETT_NORETURN;
 #define gasnett_mutex_assertlocked(m) ((void)(m))
 #define gasnett_mutex_assertunlocked(m) ((void)(m))
 
+/* ---- reader-writer locks (no-ops where mutexes are) ------------------------------------- */
+#ifdef GASNETT_SEQ_BUILD_NOOP_MUTEXES
+typedef struct { char unused; } gasnett_rwlock_t;
+#define GASNETT_RWLOCK_INITIALIZER {0}
+#define gasnett_rwlock_init(l) ((void)(l))
+#define gasnett_rwlock_destroy(l) ((void)(l))
+#define gasnett_rwlock_rdlock(l) ((void)(l))
+#define gasnett_rwlock_wrlock(l) ((void)(l))
+#define gasnett_rwlock_unlock(l) ((void)(l))
+#define gasnett_rwlock_tryrdlock(l) ((void)(l), 0)
+#define gasnett_rwlock_trywrlock(l) ((void)(l), 0)
+#else
+typedef pthread_rwlock_t gasnett_rwlock_t;
+#define GASNETT_RWLOCK_INITIALIZER PTHREAD_RWLOCK_INITIALIZER
+#define gasnett_rwlock_init(l) \
+  GASNETT_PTHREAD_CHECK_("gasnett_rwlock_init", pthread_rwlock_init((l), NULL))
+#define gasnett_rwlock_destroy(l) \
+  GASNETT_PTHREAD_CHECK_("gasnett_rwlock_destroy", pthread_rwlock_destroy(l))
+#define gasnett_rwlock_rdlock(l) \
+  GASNETT_PTHREAD_CHECK_("gasnett_rwlock_rdlock", pthread_rwlock_rdlock(l))
+#define gasnett_rwlock_wrlock(l) \
+  GASNETT_PTHREAD_CHECK_("gasnett_rwlock_wrlock", pthread_rwlock_wrlock(l))
+#define gasnett_rwlock_unlock(l) \
+  GASNETT_PTHREAD_CHECK_("gasnett_rwlock_unlock", pthread_rwlock_unlock(l))
+/* 0 when taken, EBUSY (or EAGAIN) when not, as GASNet's. */
+#define gasnett_rwlock_tryrdlock(l) pthread_rwlock_tryrdlock(l)
+#define gasnett_rwlock_trywrlock(l) pthread_rwlock_trywrlock(l)
+#endif
+#define gasnett_rwlock_assertlocked(l) ((void)(l))
+#define gasnett_rwlock_assertrdlocked(l) ((void)(l))
+#define gasnett_rwlock_assertwrlocked(l) ((void)(l))
+#define gasnett_rwlock_assertunlocked(l) ((void)(l))
+
 /* ---- thread-local keys: a thread-local pointer per key (no initialization needed) ------ */
 #ifdef __cplusplus
 #define GASNETT_THREAD_LOCAL_ thread_local
@@ -307,6 +340,26 @@ void gasnett_set_affinity(int rank);
 int gasnett_maximize_rlimit(int res, const char *lim_desc);
 int gasnett_maximize_rlimits(void);
 uint64_t gasnett_checksum(const void *p, int numbytes);
+/* Zero bytes: in a buffer, in a buffer while copying it, in one word. */
+size_t gasnett_count0s(const void *src, size_t len);
+size_t gasnett_count0s_copy(void *GASNETT_RESTRICT dst, const void *GASNETT_RESTRICT src,
+                            size_t len);
+static inline int gasnett_count0s_uint64_t(uint64_t x) {
+  int zeros = 0;
+  for (int i = 0; i < 8; i++, x >>= 8) zeros += (x & 0xff) == 0;
+  return zeros;
+}
+static inline int gasnett_count0s_uint32_t(uint32_t x) {
+  return gasnett_count0s_uint64_t((uint64_t)x | UINT64_C(0xffffffff00000000));
+}
+#if UINTPTR_MAX == UINT32_MAX
+#define gasnett_count0s_uintptr_t(x) gasnett_count0s_uint32_t((uint32_t)(x))
+#else
+#define gasnett_count0s_uintptr_t(x) gasnett_count0s_uint64_t((uint64_t)(x))
+#endif
+/* What a build of the library costs in speed ("" for an optimized one; the debug build names
+ * its checks), for clients that print it beside their results. */
+const char *gasnett_performance_warning_str(void);
 
 /* ---- environment and numbers ----------------------------------------------------------- */
 char *gasnett_getenv(const char *key);
@@ -353,13 +406,63 @@ void gasnett_freezeForDebuggerNow(volatile int *flag, const char *flagsymname);
 /* Freezes (on gasnet_frozen) when GASNET_FREEZE_ON_ERROR is set; else returns at once. */
 void gasnett_freezeForDebuggerErr(void);
 
-/* Tracing and statistics are not compiled into this implementation: these do nothing. */
+/* Tracing and statistics are not compiled into this implementation: these do nothing (the
+ * GASNETT_ spellings are GASNet-1's; the lower-case ones this implementation's own). The
+ * printf forms are functions, so that clients may also take them as function designators. */
 #define GASNETT_TRACE_ENABLED 0
 #define GASNETT_STATS_ENABLED 0
+static inline void gasnett_trace_printf_noop_(const char *fmt, ...) { (void)fmt; }
+#define GASNETT_TRACE_PRINTF gasnett_trace_printf_noop_
+#define GASNETT_TRACE_PRINTF_FORCE gasnett_trace_printf_noop_
+#define GASNETT_TRACE_GETMASK() ""
+#define GASNETT_TRACE_SETMASK(mask) ((void)(mask))
+#define GASNETT_TRACE_GET_TRACELOCAL() 0
+#define GASNETT_TRACE_SET_TRACELOCAL(val) ((void)(val))
+#define GASNETT_TRACE_SETSOURCELINE(file, line) ((void)(file), (void)(line))
+#define GASNETT_TRACE_GETSOURCELINE(pfile, pline) ((void)(*(pfile) = ""), (void)(*(pline) = 0))
+#define GASNETT_TRACE_FREEZESOURCELINE() ((void)0)
+#define GASNETT_TRACE_UNFREEZESOURCELINE() ((void)0)
+#define GASNETT_STATS_INIT(callback) ((void)(callback), 0)
+#define GASNETT_STATS_GETMASK() ""
+#define GASNETT_STATS_SETMASK(mask) ((void)(mask))
 #define gasnett_trace_printf(...) ((void)0)
 #define gasnett_trace_printf_force(...) ((void)0)
 #define gasnett_stats_printf(...) ((void)0)
 #define gasnett_stats_printf_force(...) ((void)0)
+
+/* ---- what the tools add for a GASNet client (gasnet.h included first) -------------------- */
+#ifdef GASNET_H
+/* How many client threads a rank may have: one in SEQ; PAR has no limit of its own beyond
+ * what the system allows, and says 256, GASNet's default, for clients that size arrays by it. */
+#if defined(GASNET_SEQ)
+#define GASNETT_MAX_THREADS 1
+#else
+#define GASNETT_MAX_THREADS 256
+#endif
+/* VIS operands as text (for tracing and test failures): each _bufsz says how large a buffer
+ * the matching formatter needs. The lists' extents come back as statistics. */
+size_t gasnett_format_memveclist_bufsz(size_t count);
+gasneti_memveclist_stats_t gasnett_format_memveclist(char *buf, size_t count,
+                                                     gasnet_memvec_t const *list);
+size_t gasnett_format_putvgetv_bufsz(size_t dstcount, size_t srccount);
+size_t gasnett_format_putvgetv(char *buf, gasnet_node_t node, size_t dstcount,
+                               gasnet_memvec_t const dstlist[], size_t srccount,
+                               gasnet_memvec_t const srclist[]);
+size_t gasnett_format_addrlist_bufsz(size_t count);
+gasneti_addrlist_stats_t gasnett_format_addrlist(char *buf, size_t count, void *const *list,
+                                                 size_t len);
+size_t gasnett_format_putigeti_bufsz(size_t dstcount, size_t srccount);
+size_t gasnett_format_putigeti(char *buf, gasnet_node_t node, size_t dstcount,
+                               void *const dstlist[], size_t dstlen, size_t srccount,
+                               void *const srclist[], size_t srclen);
+size_t gasnett_format_strides_bufsz(size_t count);
+void gasnett_format_strides(char *buf, size_t count, const size_t *list);
+size_t gasnett_format_putsgets_bufsz(size_t stridelevels);
+size_t gasnett_format_putsgets(char *buf, void *pstats, gasnet_node_t node, void *dstaddr,
+                               const size_t dststrides[], void *srcaddr,
+                               const size_t srcstrides[], const size_t count[],
+                               size_t stridelevels);
+#endif
 
 #ifdef __cplusplus
 }

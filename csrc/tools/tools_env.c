@@ -99,15 +99,22 @@ int64_t gasnett_parse_int(const char *str, uint64_t mem_size_multiplier) {
   int fractional = *end == '.';
   if (fractional) whole = strtod(p, &end); /* "1.5G" is allowed for sizes */
   if (end == p || errno) goto bad;
+  /* A unit, as gasnett_format_number prints it ("4 KB", "1 B"): a space may come first, a B
+   * may follow, and B alone means bytes (no multiplier). */
+  while (isspace((unsigned char)*end)) end++;
   uint64_t scale = 1;
+  int unit = 1;
   switch (toupper((unsigned char)*end)) {
     case 'K': scale = 1ull << 10; end++; break;
     case 'M': scale = 1ull << 20; end++; break;
     case 'G': scale = 1ull << 30; end++; break;
     case 'T': scale = 1ull << 40; end++; break;
-    default: scale = mem_size_multiplier ? mem_size_multiplier : 1; break;
+    case 'P': scale = 1ull << 50; end++; break;
+    case 'E': scale = 1ull << 60; end++; break;
+    case 'B': break;
+    default: unit = 0, scale = mem_size_multiplier ? mem_size_multiplier : 1; break;
   }
-  if (scale != 1 && toupper((unsigned char)*end) == 'B') end++;
+  if (unit && toupper((unsigned char)*end) == 'B') end++;
   while (isspace((unsigned char)*end)) end++;
   if (*end || (fractional && scale == 1)) goto bad;
   double as_double = fractional ? whole * (double)scale : (double)value * (double)scale;
@@ -116,5 +123,6 @@ int64_t gasnett_parse_int(const char *str, uint64_t mem_size_multiplier) {
   return negative ? -result : result;
 bad:
   gasnett_fatalerror("'%s' is not an integer this variable accepts (accepted: [-]digits or 0x "
-                     "hex, optionally followed by K, M, G or T)", str);
+                     "hex, optionally followed by K, M, G or T (or P, E), alone or with B, or B "
+                     "alone, a space between allowed: 4K, 4 KB, 1 B)", str);
 }

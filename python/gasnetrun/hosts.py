@@ -89,8 +89,9 @@ def slurm_tasks_per_node(text: str, count: int) -> list[int | None]:
 
 
 def from_variable(name: str, value: str, env: Mapping[str, str]) -> list[Host]:
-    if name == "GASNET_SSH_SERVERS":
-        return [Host(h) for part in value.split(",") for h in expand(part, name) if part.strip()]
+    if name == "GASNET_SSH_SERVERS":  # GASNet separates them by spaces, we took commas too
+        return [Host(h) for part in re.split(r"[,\s]+", value) for h in expand(part, name)
+                if part.strip()]
     if name in ("GASNET_SSH_NODEFILE", "GASNET_NODEFILE", "PBS_NODEFILE", "PE_HOSTFILE"):
         return parse_hostfile(value, name)
     if name == "LSB_MCPU_HOSTS":

@@ -94,6 +94,8 @@ class Job:
                 self._report_end(rank, pid, code, flag, how)
             elif flag and how == _native.ExitPolicy.ENDED_JOB:
                 self._report_crash(rank, pid, flag)
+            elif how == _native.ExitPolicy.BY_LAUNCHER and self.policy.stragglers:
+                self._report_end(rank, pid, code, flag, how)
         self._act()
 
     def output(self, rank: int, stream: int, data: bytes) -> None:
@@ -116,7 +118,10 @@ class Job:
     def _report_end(self, rank: int, pid: int, code: int, sig: int, how: int) -> None:
         where = f"rank {rank} (pid {pid}, host {self.plan.host_of(rank)})"
         what = f"signal {signal_name(sig)}" if sig else f"code {code}"
-        if how == _native.ExitPolicy.BY_LAUNCHER:
+        if how == _native.ExitPolicy.BY_LAUNCHER and self.policy.stragglers:
+            say(f"{where} ended by the launcher after GASNET_EXITTIMEOUT ({what}): the job's "
+                f"code is {self.policy.code}")
+        elif how == _native.ExitPolicy.BY_LAUNCHER:
             say(f"{where} ended by the launcher ({what})")
         elif how == _native.ExitPolicy.FINISHED:
             say(f"{where} finished (code 0)")

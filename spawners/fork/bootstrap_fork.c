@@ -76,10 +76,16 @@ static void reap(gasneti_exit_policy_t *p, const pid_t *pids, double now) {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-    for (int i = 0; i < p->nranks; i++)
-      if (pids[i] == pid)
-        gasneti_exit_policy_ended(p, i, WIFEXITED(status) ? WEXITSTATUS(status) : 0,
-                                  WIFSIGNALED(status) ? WTERMSIG(status) : 0, now);
+    for (int i = 0; i < p->nranks; i++) {
+      if (pids[i] != pid) continue;
+      int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+      int how = gasneti_exit_policy_ended(p, i, WIFEXITED(status) ? WEXITSTATUS(status) : 0,
+                                          sig, now);
+      if (how == GASNETI_END_BY_LAUNCHER && p->stragglers)
+        fprintf(stderr, "GASNet: rank %d (pid %d) ended by the supervisor after "
+                "GASNET_EXITTIMEOUT (%s %d): the job's code is %d\n", i, (int)pid,
+                sig ? "signal" : "code", sig ? sig : WEXITSTATUS(status), p->code);
+    }
   }
 }
 

@@ -55,6 +55,33 @@ int main(int argc, char **argv) {
   rc = gasnet_barrier_wait(me == 0 ? 6 : 5, 0);
   CHECK(rc == (me == 0 ? GASNET_ERR_BARRIER_MISMATCH : GASNET_OK), "local mismatch gave %s",
         gasnet_ErrorName(rc));
+  /* Flags may differ between notify and wait (GASNet 1.20): the wait is judged against what
+   * the barrier agreed. Anonymous notify, named wait: matches, and the result is anonymous. */
+  gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  rc = gasnet_barrier_wait(0, 0);
+  CHECK(rc == GASNET_OK, "anonymous notify, named wait gave %s", gasnet_ErrorName(rc));
+  CHECK(gasnet_barrier_result(&id) == GASNET_BARRIERFLAG_ANONYMOUS, "its result is named");
+  /* Named notify, anonymous wait: matches, and the result carries the name. */
+  gasnet_barrier_notify(0, 0);
+  rc = gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  id = -1;
+  CHECK(rc == GASNET_OK && gasnet_barrier_result(&id) == 0 && id == 0,
+        "named notify, anonymous wait gave %s, id %d", gasnet_ErrorName(rc), id);
+  /* Rank 0 notifies anonymously and waits with the name the others gave: matches. */
+  gasnet_barrier_notify(12345, me == 0 ? GASNET_BARRIERFLAG_ANONYMOUS : 0);
+  rc = gasnet_barrier_wait(12345, 0);
+  CHECK(rc == GASNET_OK, "anonymous notify, the others' name in the wait gave %s",
+        gasnet_ErrorName(rc));
+  if (n > 1) {
+    /* ... and with another name: rank 0 alone mismatches. */
+    gasnet_barrier_notify(12345, me == 0 ? GASNET_BARRIERFLAG_ANONYMOUS : 0);
+    rc = gasnet_barrier_wait(me == 0 ? 54321 : 12345, 0);
+    CHECK(rc == (me == 0 ? GASNET_ERR_BARRIER_MISMATCH : GASNET_OK),
+          "anonymous notify, another name in the wait gave %s", gasnet_ErrorName(rc));
+  }
+  /* Unnamed is GASNet 1.30's value (anonymous plus its own bit), IMAGES is 4. */
+  CHECK(GASNET_BARRIERFLAG_UNNAMED == 9 && GASNET_BARRIERFLAG_IMAGES == 4,
+        "flag values UNNAMED %d IMAGES %d", GASNET_BARRIERFLAG_UNNAMED, GASNET_BARRIERFLAG_IMAGES);
   /* After mismatches the barrier works as before. */
   rc = barrier(9, 0);
   CHECK(rc == GASNET_OK, "barrier after mismatches: %s", gasnet_ErrorName(rc));

@@ -13,8 +13,8 @@ static void idle_forever(void) {
 static void usage(void) {
   fprintf(stderr,
           "usage: exit_test collective CODE | one RANK CODE | one-waiting RANK CODE | return |\n"
-          "       return-one RANK | signal RANK SIG | hang | hang-compute | bad-handler RANK |\n"
-          "       stubborn RANK CODE | freeze RANK | after-barrier |\n"
+          "       return-one RANK | return-all-but RANK | signal RANK SIG | hang | hang-compute |\n"
+          "       bad-handler RANK | stubborn RANK CODE | freeze RANK | after-barrier |\n"
           "       before-attach CODE\n");
   exit(2);
 }
@@ -65,6 +65,11 @@ int main(int argc, char **argv) {
     gasnet_exit(0);
   } else if (strcmp(mode, "return") == 0) {
     return 0;
+  } else if (strcmp(mode, "return-all-but") == 0) {
+    /* Every rank but a returns 0; a waits in a barrier they never reach. */
+    if (me != a) return 0;
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
   } else if (strcmp(mode, "return-one") == 0) {
     if (me == a) return 0;
     gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);

@@ -250,6 +250,9 @@ void gasnetc_exit_notify(int code) {
 
 /* Returning from main: what this rank sent should arrive (at most a second), then its peers
  * learn not to send it anything more. */
+/* No start-up convention of its own: a process no launcher started is a 1-rank job. */
+void gasnetc_unlaunched(int *argc, char ***argv) { (void)argc, (void)argv; }
+
 void gasnetc_fini(void) {
   double until = ibv_now() + 1.0;
   while (ibv.depth && ibv_now() < until) ibv_poll_network(GASNETI_POLL_REPLIES);

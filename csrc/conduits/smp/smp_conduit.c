@@ -36,3 +36,5 @@ int gasnetc_poll(int which) {
 void gasnetc_exit_notify(int code) { (void)code; }
 
 void gasnetc_fini(void) {}
+/* No start-up convention of its own: a process no launcher started is a 1-rank job. */
+void gasnetc_unlaunched(int *argc, char ***argv) { (void)argc, (void)argv; }

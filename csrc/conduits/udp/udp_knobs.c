@@ -30,6 +30,11 @@ static const gasneti_knob_t rows[] = {
     {"GASNET_UDP_GSO", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "udp",
      "udp: send runs of full datagrams with UDP segmentation offload (and receive with GRO) "
      "where the kernel has them.", GASNETI_TUNED("0,1", NULL)},
+    {"GASNET_SPAWNFN", GASNETI_KNOB_ENUM, "", 0, 0, "L|S|C", "", J, "udp",
+     "udp: GASNet's own start-up convention 'prog N args': L hands the job to gasnetrun with the "
+     "local spawner, S with the ssh spawner (hosts from GASNET_SSH_SERVERS); C (a custom spawn "
+     "command) is refused. Unset: a program no launcher started is a 1-rank job.",
+     GASNETI_NOT_TUNED},
     {"GASNET_UDP_ADDRESS", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", R, "udp",
      "udp: the IPv4 address or interface name to bind, the one other ranks reach this rank at "
      "(default: the first non-loopback interface that is up, else 127.0.0.1, with the socket "

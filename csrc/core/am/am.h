@@ -80,6 +80,8 @@ void gasneti_am_request_internal(gasnet_node_t dest, gasnet_handler_t handler, i
 void gasneti_am_reply_internal(gasnet_token_t token, gasnet_handler_t handler, int category,
                                const void *src, size_t nbytes, void *dst, int nargs,
                                const gasnet_handlerarg_t *args);
+/* The variadic AM forms' count check of a debug client (gasnet_am_macros.h). */
+void gasneti_am_nargs_mismatch(const char *call, int numargs, int given) __attribute__((noreturn));
 /* Mediums and Longs whose payload is GASNETI_AM_STABLE. */
 void gasneti_am_request_stable(gasnet_node_t dest, gasnet_handler_t handler, int category,
                                const void *src, size_t nbytes, void *dst, int nargs,

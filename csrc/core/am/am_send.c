@@ -1,6 +1,7 @@
 /* am_send.c: the AM entry points: argument checks, the client-index rule, and routing. A
- * message to this rank runs before the call returns; to a supernode peer it goes through
- * PSHM; to anyone else through the conduit, with Long payloads split to what it carries. */
+ * message to this rank runs before the call returns (a request polls first); to a supernode
+ * peer it goes through PSHM; to anyone else through the conduit, with Long payloads split to
+ * what it carries. */
 #include <string.h>
 
 #include "conduit.h"
@@ -160,6 +161,10 @@ ALWAYS_INLINE void request_flags(gasnet_node_t dest, gasnet_handler_t handler, i
                                  const gasnet_handlerarg_t *args, uint8_t flags) {
   check_request(request_names[category], dest, nargs);
   check_payload(request_names[category], category, dest, nbytes, dst);
+  /* GASNet polls on every request. Requests to peers poll whenever a queue or the credits run
+   * out, but one to this rank never does: a rank spinning on requests to itself until a peer's
+   * AM sets a flag (a lock test) would never run that AM. */
+  if (dest == gasneti_mynode) gasneti_poll(GASNETI_POLL_ALL);
   send_am(dest, NULL, category, handler, src, nbytes, dst, nargs, args, flags);
 }
 
@@ -266,6 +271,15 @@ int gasneti_AMReplyLong(gasnet_token_t token, gasnet_handler_t handler, void *so
   check_client_handler("gasnet_AMReplyLong", handler);
   reply(token, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr, numargs, args);
   return GASNET_OK;
+}
+
+/* The variadic forms' debug check (gasnet_am_macros.h): a count that disagrees with the
+ * arguments written after it would send the wrong arguments. Defined in every build, so that
+ * a debug client links with either library. */
+void gasneti_am_nargs_mismatch(const char *call, int numargs, int given) {
+  gasneti_fatalerror("%s(..., numargs = %d, ...) was given %d handler argument%s after numargs: "
+                     "numargs must be their count (0..16)", call, numargs, given,
+                     given == 1 ? "" : "s");
 }
 
 int gasnet_AMGetMsgSource(gasnet_token_t token, gasnet_node_t *srcindex) {

@@ -10,15 +10,21 @@
  * subtree is a contiguous range of relative ranks, so scatter and gather move one contiguous
  * piece per edge); gather_all is a gather to rank 0 then a broadcast; exchange is direct (every
  * pair exchanges one block: a tree would only add copies); reduce is a binomial tree rooted at
- * rank 0 over absolute ranks, so a non-commutative function sees lower ranks on the left. */
+ * rank 0 over absolute ranks, so a non-commutative function sees lower ranks on the left.
+ *
+ * Teams: every rank number above is a rank of the operation's team (GASNET_TEAM_ALL, or one
+ * gasnet_coll_team_split made: coll_team.c); messages go to the member's job rank and carry
+ * the team's id, which keys the inboxes with the sequence number. */
 #include "coll.h"
 
 #include <pthread.h>
 
-struct gasneti_coll_team {
-  int unused;
-};
-static struct gasneti_coll_team team_all;
+static uint32_t one_op_counter;
+static struct gasneti_coll_team team_all = {.id = 0, .myrank = -1, .next_op = &one_op_counter};
+/* Several images per rank (gasnet_coll_init's images): each thread's image, node-major. */
+static int images_total; /* 0: one image per rank */
+static GASNETI_TLS int my_image = -1;
+static int first_image_of_mine; /* this rank's first image */
 gasnet_team_handle_t gasneti_coll_team_all = &team_all;
 
 /* Sequence numbers: each operation owns SUBS of them, one per message stream. */
@@ -27,6 +33,8 @@ enum { SUBS = 8, SUB_DATA = 0, SUB_DATA2 = 1, SUB_IN_UP = 2, SUB_IN_DOWN = 3, SU
 
 /* ---- inboxes ------------------------------------------------------------------------------ */
 typedef struct inbox {
+  uint64_t team; /* the id of the team whose operation it serves */
+  int member;    /* the member (image) of this rank it is for */
   uint32_t seq;
   uint8_t *buf;
   size_t size, bytes, msgs;
@@ -36,11 +44,17 @@ enum { BUCKETS = 256 };
 static inbox_t *buckets[BUCKETS];
 static pthread_mutex_t inbox_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The inbox of seq (created with size bytes if absent). Caller holds inbox_lock. */
-static inbox_t *inbox_at(uint32_t seq, size_t size) {
-  inbox_t **head = &buckets[seq % BUCKETS];
+static inbox_t **bucket(uint64_t team, int member, uint32_t seq) {
+  return &buckets[(seq ^ (uint32_t)member * 131u ^ (uint32_t)team ^ (uint32_t)(team >> 32)) %
+                  BUCKETS];
+}
+
+/* The inbox of (team, member, seq) (created with size bytes if absent). Caller holds
+ * inbox_lock. */
+static inbox_t *inbox_at(uint64_t team, int member, uint32_t seq, size_t size) {
+  inbox_t **head = bucket(team, member, seq);
   for (inbox_t *ib = *head; ib; ib = ib->next)
-    if (ib->seq == seq) {
+    if (ib->seq == seq && ib->team == team && ib->member == member) {
       if (ib->size != size)
         gasneti_fatalerror("collective %u: ranks disagree on its size (%zu and %zu bytes): every "
                            "rank must call the same collectives in the same order with the same "
@@ -48,27 +62,31 @@ static inbox_t *inbox_at(uint32_t seq, size_t size) {
       return ib;
     }
   inbox_t *ib = gasneti_calloc(1, sizeof *ib);
-  ib->seq = seq, ib->size = size;
+  ib->team = team, ib->member = member, ib->seq = seq, ib->size = size;
   ib->buf = size ? gasneti_malloc(size) : NULL;
   ib->next = *head;
   *head = ib;
   return ib;
 }
 
-/* What has arrived for seq so far. */
-static void inbox_counts(uint32_t seq, size_t size, size_t *bytes, size_t *msgs, uint8_t **buf) {
+/* What has arrived for the operation's seq so far. */
+static void inbox_counts(const gasneti_coll_op_t *op, uint32_t seq, size_t size, size_t *bytes,
+                         size_t *msgs, uint8_t **buf) {
   pthread_mutex_lock(&inbox_lock);
-  inbox_t *ib = inbox_at(seq, size);
+  inbox_t *ib = inbox_at(op->team->id, op->me, seq, size);
   *bytes = ib->bytes, *msgs = ib->msgs;
   if (buf) *buf = ib->buf;
   pthread_mutex_unlock(&inbox_lock);
 }
 
-/* Removes the inbox of seq (everything for it has arrived) and returns its buffer. */
-static uint8_t *inbox_take(uint32_t seq) {
+/* Removes the inbox of the operation's seq (everything for it has arrived) and returns its
+ * buffer. */
+static uint8_t *inbox_take(const gasneti_coll_op_t *op, uint32_t seq) {
+  uint64_t team = op->team->id;
   pthread_mutex_lock(&inbox_lock);
-  inbox_t **p = &buckets[seq % BUCKETS];
-  while (*p && (*p)->seq != seq) p = &(*p)->next;
+  inbox_t **p = bucket(team, op->me, seq);
+  while (*p && ((*p)->seq != seq || (*p)->team != team || (*p)->member != op->me))
+    p = &(*p)->next;
   inbox_t *ib = *p;
   uint8_t *buf = NULL;
   if (ib) {
@@ -86,11 +104,13 @@ static uint8_t *inbox_take(uint32_t seq) {
 
 static void coll_handler(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t seq,
                          gasnet_handlerarg_t offlo, gasnet_handlerarg_t offhi,
-                         gasnet_handlerarg_t totlo, gasnet_handlerarg_t tothi) {
+                         gasnet_handlerarg_t totlo, gasnet_handlerarg_t tothi,
+                         gasnet_handlerarg_t teamlo, gasnet_handlerarg_t teamhi,
+                         gasnet_handlerarg_t member) {
   (void)t;
   size_t off = U64(offlo, offhi), total = U64(totlo, tothi);
   pthread_mutex_lock(&inbox_lock);
-  inbox_t *ib = inbox_at((uint32_t)seq, total);
+  inbox_t *ib = inbox_at(U64(teamlo, teamhi), (int)member, (uint32_t)seq, total);
   pthread_mutex_unlock(&inbox_lock);
   if (off > total || n > total - off)
     gasneti_fatalerror("collective %u: %zu bytes at %zu overrun its %zu-byte inbox",
@@ -106,18 +126,22 @@ void gasneti_coll_am_init(void) {
   gasneti_register_internal_handler(GASNETI_HANDLER_COLL, (gasneti_handler_fn)coll_handler);
 }
 
-/* len bytes at offset off of dest's inbox seq (of total bytes), in Medium-sized pieces; a
- * zero-length send is one message (barrier tokens count messages). */
-static void coll_send(gasnet_node_t dest, uint32_t seq, const uint8_t *data, size_t off,
-                      size_t len, size_t total) {
+/* len bytes at offset off of team member dest's inbox seq (of total bytes), in Medium-sized
+ * pieces; a zero-length send is one message (barrier tokens count messages). */
+static void coll_send(const gasneti_coll_op_t *op, int dest, uint32_t seq, const uint8_t *data,
+                      size_t off, size_t len, size_t total) {
   const size_t max = gasnet_AMMaxMedium();
+  const gasneti_coll_team_t *team = op->team;
+  gasnet_node_t node = gasneti_coll_team_node(team, dest);
   size_t done = 0;
   do {
     size_t c = len - done < max ? len - done : max;
-    gasneti_am_request_internal(dest, GASNETI_HANDLER_COLL, GASNETI_AM_MEDIUM, data + done, c,
-                                NULL, 5,
+    gasneti_am_request_internal(node, GASNETI_HANDLER_COLL, GASNETI_AM_MEDIUM, data + done, c,
+                                NULL, 8,
                                 (gasnet_handlerarg_t[]){(gasnet_handlerarg_t)seq, LO(off + done),
-                                                        HI(off + done), LO(total), HI(total)});
+                                                        HI(off + done), LO(total), HI(total),
+                                                        LO(team->id), HI(team->id),
+                                                        (gasnet_handlerarg_t)dest});
     done += c;
   } while (done < len);
 }
@@ -144,37 +168,36 @@ static int child_count(int rel, int n) {
 static gasnet_coll_fn_entry_t *fn_table;
 static size_t fn_count;
 static bool initialized;
-static uint32_t next_op;          /* operations started on this rank, in the job's order */
 static gasneti_coll_op_t *ops;    /* started and not yet synchronized, oldest first */
 static pthread_mutex_t ops_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t seq_of(const gasneti_coll_op_t *op, int sub) { return op->index * SUBS + (uint32_t)sub; }
-static int me(void) { return (int)gasneti_mynode; }
-static int nranks(void) { return (int)gasneti_nodes; }
-static gasnet_node_t absolute(int rel, int root) { return (gasnet_node_t)((rel + root) % nranks()); }
+#define me() (op->me)
+#define nranks() (op->team->size)
+#define absolute(rel, root) (((rel) + (root)) % nranks())
 
 /* A barrier over the tree rooted at 0: tokens up, then a release down. */
 static bool barrier_step(gasneti_coll_op_t *op, int up, int down) {
   int n = nranks(), rel = me();
   size_t bytes, msgs;
   if (op->bstate == 0) {
-    inbox_counts(seq_of(op, up), 0, &bytes, &msgs, NULL);
+    inbox_counts(op, seq_of(op, up), 0, &bytes, &msgs, NULL);
     if (msgs < (size_t)child_count(rel, n)) return false;
-    free(inbox_take(seq_of(op, up)));
+    free(inbox_take(op, seq_of(op, up)));
     if (rel != 0) {
-      coll_send((gasnet_node_t)parent(rel), seq_of(op, up), NULL, 0, 0, 0);
+      coll_send(op, parent(rel), seq_of(op, up), NULL, 0, 0, 0);
       op->bstate = 1;
     } else {
       op->bstate = 2;
     }
   }
   if (op->bstate == 1) {
-    inbox_counts(seq_of(op, down), 0, &bytes, &msgs, NULL);
+    inbox_counts(op, seq_of(op, down), 0, &bytes, &msgs, NULL);
     if (msgs < 1) return false;
-    free(inbox_take(seq_of(op, down)));
+    free(inbox_take(op, seq_of(op, down)));
     op->bstate = 2;
   }
-  FOR_CHILDREN(child, rel, n) coll_send((gasnet_node_t)child, seq_of(op, down), NULL, 0, 0, 0);
+  FOR_CHILDREN(child, rel, n) coll_send(op, child, seq_of(op, down), NULL, 0, 0, 0);
   op->bstate = 0;
   return true;
 }
@@ -186,16 +209,16 @@ static bool bcast_step(gasneti_coll_op_t *op, int sub, int root, uint8_t *dst, c
   uint32_t seq = seq_of(op, sub);
   if (rel == 0) {
     if (dst != src) memmove(dst, src, nb);
-    FOR_CHILDREN(child, rel, n) coll_send(absolute(child, root), seq, src, 0, nb, nb);
+    FOR_CHILDREN(child, rel, n) coll_send(op, absolute(child, root), seq, src, 0, nb, nb);
     return true;
   }
   size_t bytes, msgs;
   uint8_t *buf;
-  inbox_counts(seq, nb, &bytes, &msgs, &buf);
+  inbox_counts(op, seq, nb, &bytes, &msgs, &buf);
   if (bytes < nb) return false;
   memcpy(dst, buf, nb);
-  FOR_CHILDREN(child, rel, n) coll_send(absolute(child, root), seq, buf, 0, nb, nb);
-  free(inbox_take(seq));
+  FOR_CHILDREN(child, rel, n) coll_send(op, absolute(child, root), seq, buf, 0, nb, nb);
+  free(inbox_take(op, seq));
   return true;
 }
 
@@ -206,7 +229,7 @@ static void scatter_down(gasneti_coll_op_t *op, int root, const uint8_t *blocks)
   memcpy(op->dst, blocks, nb);
   FOR_CHILDREN(child, rel, n) {
     size_t len = (size_t)subtree(child, n) * nb;
-    coll_send(absolute(child, root), seq_of(op, SUB_DATA), blocks + (size_t)(child - rel) * nb, 0,
+    coll_send(op, absolute(child, root), seq_of(op, SUB_DATA), blocks + (size_t)(child - rel) * nb, 0,
               len, len);
   }
 }
@@ -228,10 +251,10 @@ static bool scatter_step(gasneti_coll_op_t *op) {
   }
   size_t bytes, msgs;
   uint8_t *buf;
-  inbox_counts(seq_of(op, SUB_DATA), mine, &bytes, &msgs, &buf);
+  inbox_counts(op, seq_of(op, SUB_DATA), mine, &bytes, &msgs, &buf);
   if (bytes < mine) return false;
   scatter_down(op, root, buf);
-  free(inbox_take(seq_of(op, SUB_DATA)));
+  free(inbox_take(op, seq_of(op, SUB_DATA)));
   return true;
 }
 
@@ -243,7 +266,7 @@ static bool gather_step(gasneti_coll_op_t *op, int sub, int root, uint8_t *dst, 
   uint32_t seq = seq_of(op, sub);
   size_t size = (size_t)subtree(rel, n) * nb, bytes, msgs;
   uint8_t *buf;
-  inbox_counts(seq, size, &bytes, &msgs, &buf);
+  inbox_counts(op, seq, size, &bytes, &msgs, &buf);
   if (op->dstate == 0) {
     memcpy(buf, src, nb); /* block 0 is ours; children write only the others */
     op->dstate = 1;
@@ -251,12 +274,12 @@ static bool gather_step(gasneti_coll_op_t *op, int sub, int root, uint8_t *dst, 
   if (bytes < size - nb) return false;
   if (rel != 0) {
     int up = parent(rel);
-    coll_send(absolute(up, root), seq, buf, (size_t)(rel - up) * nb, size,
+    coll_send(op, absolute(up, root), seq, buf, (size_t)(rel - up) * nb, size,
               (size_t)subtree(up, n) * nb);
   } else {
     for (int j = 0; j < n; j++) memcpy(dst + (size_t)((root + j) % n) * nb, buf + (size_t)j * nb, nb);
   }
-  free(inbox_take(seq));
+  free(inbox_take(op, seq));
   op->dstate = 0;
   return true;
 }
@@ -269,16 +292,16 @@ static bool exchange_step(gasneti_coll_op_t *op) {
     memmove(op->dst + (size_t)self * nb, op->src + (size_t)self * nb, nb);
     for (int k = 1; k < n; k++) { /* staggered, so that not every rank sends to rank 0 first */
       int j = (self + k) % n;
-      coll_send((gasnet_node_t)j, seq, op->src + (size_t)j * nb, (size_t)self * nb, nb, size);
+      coll_send(op, j, seq, op->src + (size_t)j * nb, (size_t)self * nb, nb, size);
     }
     op->dstate = 1;
   }
   uint8_t *buf;
-  inbox_counts(seq, size, &bytes, &msgs, &buf);
+  inbox_counts(op, seq, size, &bytes, &msgs, &buf);
   if (bytes < size - nb) return false;
   for (int j = 0; j < n; j++)
     if (j != self) memcpy(op->dst + (size_t)j * nb, buf + (size_t)j * nb, nb);
-  free(inbox_take(seq));
+  free(inbox_take(op, seq));
   op->dstate = 0;
   return true;
 }
@@ -294,36 +317,38 @@ static bool reduce_step(gasneti_coll_op_t *op) {
     op->dstate = 1;
   }
   if (op->dstate == 1) {
-    inbox_counts(seq, size, &bytes, &msgs, &buf);
+    inbox_counts(op, seq, size, &bytes, &msgs, &buf);
     if (bytes < size) return false;
     gasnet_coll_fn_entry_t *fn = &fn_table[op->fn];
     uint8_t *result = gasneti_malloc(b);
     for (int i = 0; i < kids; i++) { /* children's subtrees in increasing rank order */
-      fn->fnptr(result, op->elem_count, op->acc, 1, buf + (size_t)i * b, op->elem_size,
-                (int)(fn->flags & GASNET_COLL_NONCOMM), op->fn_arg);
+      /* GASNet's arguments: element-wise over elem_count elements on both sides (left_count
+       * is the element count), the function's table flags, the call's func_arg. */
+      fn->fnptr(result, op->elem_count, op->acc, op->elem_count, buf + (size_t)i * b,
+                op->elem_size, (int)fn->flags, op->fn_arg);
       uint8_t *t = op->acc;
       op->acc = result, result = t;
     }
     free(result);
-    free(inbox_take(seq));
+    free(inbox_take(op, seq));
     if (rel != 0) {
       int up = parent(rel), index = __builtin_ctz((unsigned)(rel - up));
-      coll_send((gasnet_node_t)up, seq, op->acc, (size_t)index * b, b,
+      coll_send(op, up, seq, op->acc, (size_t)index * b, b,
                 (size_t)child_count(up, n) * b);
     } else if (op->root == 0) {
       memcpy(op->dst, op->acc, b);
     } else {
-      coll_send((gasnet_node_t)op->root, seq_of(op, SUB_DATA2), op->acc, 0, b, b);
+      coll_send(op, op->root, seq_of(op, SUB_DATA2), op->acc, 0, b, b);
     }
     free(op->acc);
     op->acc = NULL;
     op->dstate = 2;
   }
   if (rel == op->root && rel != 0) { /* the result comes from rank 0 */
-    inbox_counts(seq_of(op, SUB_DATA2), b, &bytes, &msgs, &buf);
+    inbox_counts(op, seq_of(op, SUB_DATA2), b, &bytes, &msgs, &buf);
     if (bytes < b) return false;
     memcpy(op->dst, buf, b);
-    free(inbox_take(seq_of(op, SUB_DATA2)));
+    free(inbox_take(op, seq_of(op, SUB_DATA2)));
   }
   op->dstate = 0;
   return true;
@@ -395,8 +420,7 @@ void gasneti_coll_check(const char *what, gasnet_team_handle_t team, int flags, 
   if (!initialized) gasneti_fatalerror("%s before gasnet_coll_init", what);
   if (gasneti_am_context != GASNETI_CTX_CLIENT)
     gasneti_fatalerror("%s called from an AM handler (collectives may not be)", what);
-  if (team != GASNET_TEAM_ALL)
-    gasneti_fatalerror("%s: team %p is not GASNET_TEAM_ALL (the only team)", what, (void *)team);
+  gasneti_coll_team_check(what, team);
   int in = __builtin_popcount((unsigned)flags & (GASNET_COLL_IN_NOSYNC | GASNET_COLL_IN_MYSYNC |
                                                  GASNET_COLL_IN_ALLSYNC));
   int out = __builtin_popcount((unsigned)flags & (GASNET_COLL_OUT_NOSYNC | GASNET_COLL_OUT_MYSYNC |
@@ -408,8 +432,9 @@ void gasneti_coll_check(const char *what, gasnet_team_handle_t team, int flags, 
   if (!(flags & GASNET_COLL_SINGLE) == !(flags & GASNET_COLL_LOCAL))
     gasneti_fatalerror("%s: flags 0x%x: give exactly one of GASNET_COLL_SINGLE and "
                        "GASNET_COLL_LOCAL", what, (unsigned)flags);
-  if (root < 0 || root >= nranks())
-    gasneti_fatalerror("%s: image %d does not exist (images 0..%d)", what, root, nranks() - 1);
+  if (root < 0 || root >= team->size)
+    gasneti_fatalerror("%s: image %d does not exist (images 0..%d of the team)", what, root,
+                       team->size - 1);
 }
 
 gasnet_coll_handle_t gasneti_coll_start(const gasneti_coll_op_t *args) {
@@ -417,8 +442,9 @@ gasnet_coll_handle_t gasneti_coll_start(const gasneti_coll_op_t *args) {
   *op = *args;
   op->stage = STAGE_IN, op->dstate = op->bstate = op->phase = 0;
   op->acc = NULL, op->next = NULL;
+  op->me = gasneti_coll_team_me(op->team);
   pthread_mutex_lock(&ops_lock);
-  op->index = next_op++;
+  op->index = op->team->next_op[op->team == &team_all ? op->me - first_image_of_mine : 0]++;
   gasneti_coll_op_t **tail = &ops;
   while (*tail) tail = &(*tail)->next;
   *tail = op;
@@ -441,23 +467,78 @@ void gasneti_coll_reduce_check(const char *what, size_t blksz, size_t offset,
                        "entries)", what, (int)func, fn_count);
 }
 
-void gasnet_coll_init(const gasnet_image_t images[], gasnet_image_t my_image,
-                      gasnet_coll_fn_entry_t fn_tbl[], size_t count, int init_flags) {
-  (void)my_image;
-  if (!gasneti_attach_done) gasneti_fatalerror("gasnet_coll_init before gasnet_attach");
-  if (initialized) gasneti_fatalerror("gasnet_coll_init called twice (it may be called once)");
-  if (init_flags != 0) gasneti_fatalerror("gasnet_coll_init: init_flags %d must be 0", init_flags);
-  if (images)
-    for (int i = 0; i < nranks(); i++)
-      if (images[i] != 1)
-        gasneti_fatalerror("gasnet_coll_init: images[%d] = %u: this implementation has one "
-                           "image per rank (pass images = NULL)", i, (unsigned)images[i]);
-  if (count && !fn_tbl) gasneti_fatalerror("gasnet_coll_init: fn_count %zu with no table", count);
-  fn_table = count ? gasneti_malloc(count * sizeof *fn_table) : NULL;
-  if (count) memcpy(fn_table, fn_tbl, count * sizeof *fn_table);
-  fn_count = count;
-  initialized = true;
+int gasneti_coll_team_me(const gasneti_coll_team_t *team) {
+  if (team != &team_all || !images_total) return team->myrank;
+  if (my_image < 0)
+    gasneti_fatalerror("a collective from a thread that did not call gasnet_coll_init: with "
+                       "several images per rank, every image's thread calls it once");
+  return my_image;
 }
+
+bool gasneti_coll_images(void) { return images_total != 0; }
+
+/* GASNET_TEAM_ALL of images: image -> rank, each rank's first image, a counter per image. */
+static void set_images(const gasnet_image_t images[]) {
+  int n = (int)gasneti_nodes, total = 0;
+  for (int r = 0; r < n; r++) {
+    if (images[r] < 1)
+      gasneti_fatalerror("gasnet_coll_init: images[%d] = %u: every rank has at least one image",
+                         r, (unsigned)images[r]);
+    if (r == (int)gasneti_mynode) first_image_of_mine = total;
+    total += (int)images[r];
+  }
+  if (total == n) return; /* one image per rank: nothing changes */
+  team_all.size = total;
+  team_all.rank2node = gasneti_malloc((size_t)total * sizeof *team_all.rank2node);
+  team_all.node2rank = gasneti_malloc((size_t)n * sizeof *team_all.node2rank);
+  for (int r = 0, img = 0; r < n; r++) {
+    team_all.node2rank[r] = img;
+    for (unsigned k = 0; k < images[r]; k++) team_all.rank2node[img++] = (gasnet_node_t)r;
+  }
+  team_all.next_op = gasneti_calloc(images[gasneti_mynode], sizeof *team_all.next_op);
+  images_total = total;
+}
+
+/* With several images per rank every image's thread calls it: the first does the work (the
+ * others wait on the lock meanwhile), each records its image. */
+void gasnet_coll_init(const gasnet_image_t images[], gasnet_image_t my_image_arg,
+                      gasnet_coll_fn_entry_t fn_tbl[], size_t count, int init_flags) {
+  static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+  static unsigned arrived;
+  if (!gasneti_attach_done) gasneti_fatalerror("gasnet_coll_init before gasnet_attach");
+  if (init_flags != 0) gasneti_fatalerror("gasnet_coll_init: init_flags %d must be 0", init_flags);
+  pthread_mutex_lock(&init_lock);
+  unsigned mine = images ? images[gasneti_mynode] : 1;
+  if (arrived >= mine)
+    gasneti_fatalerror("gasnet_coll_init called %u times on rank %d, which has %u image%s (each "
+                       "image calls it once)", arrived + 1, (int)gasneti_mynode, mine,
+                       mine == 1 ? "" : "s");
+#if !GASNETI_THREADS
+  if (mine > 1)
+    gasneti_fatalerror("gasnet_coll_init: images[%d] = %u: several images per rank need threads "
+                       "(the PAR or PARSYNC build)", (int)gasneti_mynode, mine);
+#endif
+  if (arrived++ == 0) {
+    if (count && !fn_tbl) gasneti_fatalerror("gasnet_coll_init: fn_count %zu with no table", count);
+    fn_table = count ? gasneti_malloc(count * sizeof *fn_table) : NULL;
+    if (count) memcpy(fn_table, fn_tbl, count * sizeof *fn_table);
+    fn_count = count;
+    gasneti_coll_team_all_init(&team_all);
+    first_image_of_mine = (int)gasneti_mynode;
+    if (images) set_images(images);
+    initialized = true;
+  }
+  if (images_total) {
+    int first = first_image_of_mine, last = first + (int)mine - 1;
+    if ((int)my_image_arg < first || (int)my_image_arg > last)
+      gasneti_fatalerror("gasnet_coll_init: my_image %u is not one of rank %d's images (%d..%d)",
+                         (unsigned)my_image_arg, (int)gasneti_mynode, first, last);
+    my_image = (int)my_image_arg;
+  }
+  pthread_mutex_unlock(&init_lock);
+}
+
+bool gasneti_coll_initialized(void) { return initialized; }
 
 /* ---- synchronization ----------------------------------------------------------------------- */
 int gasnet_coll_try_sync(gasnet_coll_handle_t h) {

@@ -114,13 +114,19 @@ void gasneti_wait_syncnb(gasnet_handle_t h) {
   gasneti_op_put(h);
 }
 
-int gasneti_try_syncnb(gasnet_handle_t h) {
+static int try_syncnb(gasnet_handle_t h, int poll, const char *what) {
   if (h == GASNET_INVALID_HANDLE) return GASNET_OK;
-  gasneti_op_check_live(h, "gasnet_try_syncnb");
-  try_poll();
+  gasneti_op_check_live(h, what);
+  if (poll) try_poll();
   if (!counter_done(&h->pending)) return GASNET_ERR_NOT_READY;
   gasneti_op_put(h);
   return GASNET_OK;
+}
+int gasneti_try_syncnb(gasnet_handle_t h) { return try_syncnb(h, 1, "gasnet_try_syncnb"); }
+/* GASNet 1.x's _nopoll forms (for runtimes that poll on their own schedule, such as a CAF
+ * runtime's): the same check without serving the network. */
+int gasneti_try_syncnb_nopoll(gasnet_handle_t h) {
+  return try_syncnb(h, 0, "gasnet_try_syncnb_nopoll");
 }
 
 /* Retires every completed handle in the array (setting it to GASNET_INVALID_HANDLE); returns
@@ -155,17 +161,25 @@ void gasnet_wait_syncnb_some(gasnet_handle_t *h, size_t n) {
   while (retire_completed(h, n, &retired) && !retired) gasneti_wait_step();
 }
 
-int gasnet_try_syncnb_all(gasnet_handle_t *h, size_t n) {
+int gasnet_try_syncnb_all_nopoll(gasnet_handle_t *h, size_t n) {
   size_t retired;
-  try_poll();
   return retire_completed(h, n, &retired) ? GASNET_ERR_NOT_READY : GASNET_OK;
 }
 
-int gasnet_try_syncnb_some(gasnet_handle_t *h, size_t n) {
+int gasnet_try_syncnb_some_nopoll(gasnet_handle_t *h, size_t n) {
   size_t retired;
-  try_poll();
   size_t pending = retire_completed(h, n, &retired);
   return (retired || pending == 0) ? GASNET_OK : GASNET_ERR_NOT_READY;
+}
+
+int gasnet_try_syncnb_all(gasnet_handle_t *h, size_t n) {
+  try_poll();
+  return gasnet_try_syncnb_all_nopoll(h, n);
+}
+
+int gasnet_try_syncnb_some(gasnet_handle_t *h, size_t n) {
+  try_poll();
+  return gasnet_try_syncnb_some_nopoll(h, n);
 }
 
 /* ---- implicit handles and access regions ------------------------------------------------ */

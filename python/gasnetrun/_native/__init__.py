@@ -233,6 +233,11 @@ class ExitPolicy:
     def first_done(self) -> int:
         return int(self._p.first_done)
 
+    @property
+    def stragglers(self) -> bool:
+        """Ranks were ended for outliving a finished rank by GASNET_EXITTIMEOUT."""
+        return bool(self._p.stragglers)
+
     def leaving(self, rank: int, code: int, ends_job: bool, now: float) -> None:
         self._lib.gasneti_exit_policy_leaving(self._p, rank, code, int(ends_job), now)
 

@@ -16,7 +16,7 @@ from ..loop import Loop
 from .hub import ControlHub, Handlers
 from .output import LineSplitter, Sink
 from .protocol import EV_ABORT, EV_ENDED, EV_LEAVING, HEADER, OP_EXCHANGE
-from .ranks import RankProcess, SpawnError, signal_group, spawn_rank, status_of
+from .ranks import RankProcess, SpawnError, same_addresses, signal_group, spawn_rank, status_of
 
 
 @dataclass
@@ -99,19 +99,29 @@ class Agent:
         for path in remove_orphaned_shm():
             self.log(f"removed {path}, left by a job whose agent was killed")
         try:
-            for rank in self.spec.ranks:
-                stdin = None
-                if rank == self.spec.stdin_rank:
-                    stdin = "pipe" if self.spec.stdin_pipe else ""
-                proc = spawn_rank(rank, self.spec.argv, self.spec.rank_env(rank, self.hub.address),
-                                  stdin, self.spec.pipe_output)
-                self.procs[rank] = proc
-                self.loop.add_reader(proc.pidfd, partial(self._on_end, proc))
-                for stream, fd in proc.pipes.items():
-                    self.loop.add_reader(fd, partial(self._on_output, proc, stream, fd))
+            with same_addresses(self._same_addresses()):
+                for rank in self.spec.ranks:
+                    stdin = None
+                    if rank == self.spec.stdin_rank:
+                        stdin = "pipe" if self.spec.stdin_pipe else ""
+                    proc = spawn_rank(rank, self.spec.argv,
+                                      self.spec.rank_env(rank, self.hub.address), stdin,
+                                      self.spec.pipe_output)
+                    self.procs[rank] = proc
+                    self.loop.add_reader(proc.pidfd, partial(self._on_end, proc))
+                    for stream, fd in proc.pipes.items():
+                        self.loop.add_reader(fd, partial(self._on_output, proc, stream, fd))
         except SpawnError:
             self.kill_all()
             raise
+
+    def _same_addresses(self) -> bool:
+        """GASNET_SAME_ADDRESSES as the ranks see it (gasnetrun validated it before launch)."""
+        value = self.spec.rank_env(0, "").get("GASNET_SAME_ADDRESSES")
+        if value is None or not value.strip():
+            return False
+        from .. import _native
+        return _native.check("GASNET_SAME_ADDRESSES", value).endswith(":1")
 
     def feed_stdin(self, data: bytes) -> None:
         """Input for the stdin rank, forwarded from the launcher; empty data ends it. Bytes the

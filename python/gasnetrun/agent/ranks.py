@@ -10,6 +10,8 @@ import errno
 import os
 import resource
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 DEFAULT_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP,
@@ -44,6 +46,34 @@ def spawn_error(rank: int, argv0: str, err: OSError) -> SpawnError:
         return SpawnError(f"cannot start rank {rank}: out of file descriptors "
                           f"(RLIMIT_NOFILE soft {soft}, hard {hard})")
     return SpawnError(f"cannot start rank {rank} ({argv0}): {err.strerror}")
+
+
+ADDR_NO_RANDOMIZE = 0x0040000  # <linux/personality.h>
+PERSONALITY_QUERY = 0xffffffff
+
+
+@contextmanager
+def same_addresses(enabled: bool) -> Iterator[None]:
+    """Processes started inside run without address-space randomisation (GASNET_SAME_ADDRESSES):
+    the persona is inherited through fork and exec, so the ranks' images and libraries lie at
+    the same addresses on this host; the agent's own persona is restored afterwards, so nothing
+    else it starts (ssh to other hosts) goes without."""
+    if not enabled:
+        yield
+        return
+    import ctypes  # only for such jobs: it costs every other job's start-up
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.personality.argtypes = [ctypes.c_ulong]
+    old = libc.personality(PERSONALITY_QUERY)
+    if old == -1 or libc.personality(old | ADDR_NO_RANDOMIZE) == -1:
+        err = ctypes.get_errno()
+        raise SpawnError(f"GASNET_SAME_ADDRESSES=1: cannot turn address-space randomisation off "
+                         f"for the ranks (personality: {os.strerror(err)}; a container's seccomp "
+                         "profile may forbid it)")
+    try:
+        yield
+    finally:
+        libc.personality(old)
 
 
 def spawn_rank(rank: int, argv: list[str], env: dict[str, str], stdin_from: str | None,
