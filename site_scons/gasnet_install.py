@@ -12,9 +12,12 @@ CLIENT_MODES = {"seq": ("GASNET_SEQ", "seq"), "par": ("GASNET_PAR", "par"),
 
 
 def mak_text(prefix: str, cc: str, conduit: str, mode: str, opt: list[str], link_opt: list[str],
-             libs: list[str]) -> str:
+             libs: list[str], variables: dict[str, str] | None = None) -> str:
+    """variables: a conduit's own (the mpi conduit's GASNET_MPI_CC and the flags of each MPI,
+    for hybrid clients), after the common ones."""
     define, lib_mode = CLIENT_MODES[mode]
     extra = " ".join(f"-l{lib}" for lib in libs)
+    own = "".join(f"{name} = {value}\n" for name, value in (variables or {}).items())
     return (f"# {conduit}-{mode}.mak: include in a Makefile to build a GASNet client\n"
             f"GASNET_PREFIX = {prefix}\n"
             f"GASNET_CC = {cc}\n"
@@ -23,14 +26,18 @@ def mak_text(prefix: str, cc: str, conduit: str, mode: str, opt: list[str], link
             f"GASNET_CFLAGS = {' '.join(opt[:1])} -pthread\n"
             f"GASNET_LD = {cc}\n"
             f"GASNET_LDFLAGS = -pthread {' '.join(link_opt)}\n"
-            f"GASNET_LIBS = -L$(GASNET_PREFIX)/lib -lgasnet-{conduit}-{lib_mode} {extra} -lrt -lm\n")
+            f"GASNET_LIBS = -L$(GASNET_PREFIX)/lib -lgasnet-{conduit}-{lib_mode} {extra} -lrt -lm\n"
+            + own)
 
 
 def pc_text(prefix: str, conduit: str, mode: str, version: str, link_opt: list[str],
-            libs: list[str]) -> str:
+            libs: list[str], variables: dict[str, str] | None = None) -> str:
+    """variables: a conduit's own, as pkg-config variables (GASNET_MPI_CC: mpi_cc)."""
     define, lib_mode = CLIENT_MODES[mode]
     extra = " ".join(f"-l{lib}" for lib in libs)
-    return (f"prefix={prefix}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n\n"
+    own = "".join(f"{name.lower().removeprefix('gasnet_')}={value}\n"
+                  for name, value in (variables or {}).items())
+    return (f"prefix={prefix}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n{own}\n"
             f"Name: gasnet-{conduit}-{mode}\n"
             f"Description: GASNet-1 runtime, {conduit} conduit, {mode.upper()} threading\n"
             f"Version: {version}\n"
