@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -61,16 +62,59 @@ class Result:
                 f"{self.stdout[-3000:]}\n--- stderr ---\n{self.stderr[-3000:]}")
 
 
+@dataclass(frozen=True)
+class Target:
+    """A conduit as the tests run it on this machine: its name, the flavour of what it runs
+    on (an MPI), and whether it reaches other hosts."""
+    conduit: str
+    flavour: str = ""
+    network: bool = True
+
+    @property
+    def id(self) -> str:
+        return f"{self.conduit}-{self.flavour}" if self.flavour else self.conduit
+
+
+# Every conduit the job suite runs on, in the order of the test ids; each conduit's first
+# flavour is its main one (the sanitizer build runs that one only: flavours share the
+# conduit's code).
+TARGETS = [Target("smp", network=False), Target("udp"), Target("ibv"),
+           Target("mpi", "openmpi"), Target("mpi", "mpich")]
+CONDUITS = list(dict.fromkeys(t.conduit for t in TARGETS))
+MATRIX = [("opt", t) for t in TARGETS] + \
+    [("debug", t) for t in TARGETS if t == next(u for u in TARGETS if u.conduit == t.conduit)]
+# Open MPI's mpirun as root, and more ranks than this machine's cores, need its consent.
+OPENMPI = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+# What an mpi flavour means: the MPI launcher gasnetrun's mpi spawner runs (MPIRUN_CMD), and
+# so the MPI the ranks load (mpirun is Open MPI's here; MPICH's Hydra is mpiexec.mpich).
+MPI_LAUNCH = {"openmpi": {**OPENMPI, "MPIRUN_CMD": "mpirun -np %N %C"},
+              "mpich": {"MPIRUN_CMD": "mpiexec.mpich -n %N %C"}}
+MPI_LAUNCHERS = {"openmpi": "mpirun", "mpich": "mpiexec.mpich"}
+
+
 class Build:
-    def __init__(self, name: str, path: Path, conduit: str = "smp") -> None:
+    def __init__(self, name: str, path: Path, conduit: str = "smp", flavour: str = "") -> None:
         self.name = name
         self.path = path
         self.conduit = conduit
+        self.flavour = flavour
         self.gasnetrun = str(path / "bin" / "gasnetrun")
 
     def conduit_env(self) -> dict[str, str]:
-        """ibv jobs run on fakeverbs (this machine has no HCA)."""
-        return fakeverbs_env(self.path) if self.conduit == "ibv" else {}
+        """ibv jobs run on fakeverbs (this machine has no HCA); mpi jobs run through the mpi
+        spawner (gasnetrun chooses it: the library has no other) under their flavour's MPI
+        launcher."""
+        if self.conduit == "ibv":
+            return fakeverbs_env(self.path)
+        if self.conduit == "mpi":
+            return dict(MPI_LAUNCH[self.flavour or "openmpi"])
+        return {}
+
+    def died_of(self, sig: int) -> int:
+        """The job's code when a rank is killed by signal sig: 128 + sig, as gasnetrun gives it,
+        except where a launcher imposes its own (MPICH's Hydra reports the signal's number)."""
+        return sig if self.flavour == "mpich" else 128 + sig
 
     def program(self, kind: str, name: str, mode: str = "seq") -> str:
         """A built program: kind is tests, bench or examples."""
@@ -102,23 +146,27 @@ def job_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-CONDUITS = ["smp", "udp", "ibv"]
-
-
-def built(variant: str, conduit: str = "smp") -> Build:
+def built(variant: str, conduit: str = "smp", flavour: str = "") -> Build:
     path = BUILDS[variant]
     if not (path / "bin" / "gasnetrun").exists():
         pytest.skip(f"{path} is not built (run: scons{' debug=1' if variant == 'debug' else ''})")
     if not (path / conduit).is_dir():
         pytest.skip(f"this build has no {conduit} conduit")
-    return Build(variant, path, conduit)
+    if conduit == "mpi":
+        launcher = MPI_LAUNCHERS[flavour or "openmpi"]
+        if not shutil.which(launcher):
+            pytest.skip(f"{launcher} is not installed (the {flavour} flavour's launcher)")
+        if not (path / "lib" / f"libgasnet-mpi-{flavour or 'openmpi'}.so").exists():
+            pytest.skip(f"this build has no {flavour} plugin")
+    return Build(variant, path, conduit, flavour)
 
 
-@pytest.fixture(params=[(v, c) for v in BUILDS for c in CONDUITS], scope="session",
-                ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(params=MATRIX, scope="session", ids=lambda p: f"{p[0]}-{p[1].id}")
 def build(request) -> Build:
-    """Every variant with every conduit: the runtime's behaviour must not depend on either."""
-    return built(*request.param)
+    """Every conduit in the optimized build, and each conduit under the sanitizers: the
+    runtime's behaviour must not depend on either."""
+    variant, target = request.param
+    return built(variant, target.conduit, target.flavour)
 
 
 @pytest.fixture(params=list(BUILDS), scope="session")
@@ -197,3 +245,49 @@ def ibv_launch(native):
         return importlib.import_module("gasnetrun.conduits.ibv")
     except ImportError:
         pytest.skip("this build has no ibv conduit (libibverbs-dev is not installed)")
+
+
+# ---- the cases that apply -----------------------------------------------------------------
+MARKERS = {
+    "applies(predicate)": "collect a parametrized case only where predicate(variant=, conduit=, "
+                          "flavour=, **params) is true",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, doc in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+
+
+def _case(item: pytest.Item) -> dict[str, object]:
+    """A collected case's parameters, with the build's variant, conduit and flavour spelled
+    out (variant-only fixtures are smp, udp_build is udp)."""
+    callspec = getattr(item, "callspec", None)
+    params: dict[str, object] = dict(callspec.params) if callspec else {}
+    case: dict[str, object] = {k: v for k, v in params.items()
+                               if k not in ("build", "variant_build", "udp_build")}
+    if "build" in params:
+        variant, target = params["build"]  # type: ignore[misc]
+        case.update(variant=variant, conduit=target.conduit, flavour=target.flavour)
+    elif "variant_build" in params:
+        case.update(variant=params["variant_build"], conduit="smp", flavour="")
+    elif "udp_build" in params:
+        case.update(variant=params["udp_build"], conduit="udp", flavour="")
+    return case
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Only the cases that apply are collected (the others are reported as deselected: they
+    are not tests of anything)."""
+    kept, dropped = [], []
+    for item in items:
+        marker = item.get_closest_marker("applies")
+        if marker is not None:
+            args = {"variant": "opt", "conduit": "smp", "flavour": "", **_case(item)}
+            if not marker.args[0](**args):
+                dropped.append(item)
+                continue
+        kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept

@@ -105,6 +105,24 @@ static void mpich_abort(int code) {
   mpi->abort(code);
 }
 
+/* A rank ending the job with an error code would make Open MPI's launcher (or, under Hydra,
+ * its MPI_Abort) end every other rank at once, before they heard of it and ran the client's
+ * SIGQUIT handler, which the local spawner's agents give them a grace period for: so it first
+ * waits, that long at most, for the others to reach their own exit. Not from a signal handler
+ * (MPI's locks may be held by the code it interrupted). */
+static void linger(void) {
+  if (gasneti_exit_in_signal || mpi->leave_start()) return;
+  struct timespec ts, nap = {0, 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double until = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 +
+                 gasneti_exit_grace(gasneti_exit_timeout(mpi_boot.size));
+  for (int done = 0; !done && !mpi->leave_test(&done);) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 > until) return;
+    nanosleep(&nap, NULL); /* the others may need this core to get there */
+  }
+}
+
 /* As under the pmi spawner: a clean exit finalizes (also an MPI the client initialized: a
  * rank leaving without MPI_Finalize is an error to MPI's launchers); an error exit does not,
  * which Open MPI's launcher takes as an abnormal end, ending the others with this rank's
@@ -113,10 +131,12 @@ static void mpich_abort(int code) {
 static void mpi_leaving(int code, int ends_job) {
   if (finalized) return;
   finalized = 1;
-  if (code == 0)
+  if (code == 0) {
     mpi->finalize();
-  else if (ends_job && !strcmp(flavour, "mpich"))
-    mpich_abort(code);
+    return;
+  }
+  if (ends_job) linger();
+  if (ends_job && !strcmp(flavour, "mpich")) mpich_abort(code);
 }
 
 static void mpi_abort(int code) {

@@ -138,6 +138,24 @@ static int p2p_send(int slot, const void *head, int head_len, const void *tail, 
   return 0;
 }
 
+enum { DATA_TAG = 3 };
+
+static int send_data(int slot, const void *buf, int len, int dest) {
+  if (nsends == send_cap) return MPI_ERR_OTHER;
+  int rc = MPI_Isend(buf, len, MPI_BYTE, dest, DATA_TAG, am_comm, &sends[nsends]);
+  if (!rc) send_slot[nsends++] = slot;
+  return rc;
+}
+
+/* Waiting here also moves every other transfer of this process on (MPI's progress is
+ * global), its own sends to the peer included: two ranks each waiting for the other's
+ * payload both get it. */
+static int recv_data(void *buf, int len, int src) {
+  MPI_Request req;
+  int rc = MPI_Irecv(buf, len, MPI_BYTE, src, DATA_TAG, am_comm, &req);
+  return rc ? rc : MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
 static int send_reap(int *slots, int max, int *n) {
   *n = 0;
   if (!nsends) return 0;
@@ -242,6 +260,8 @@ const gasneti_mpi_ops_t gasneti_mpi_ops = {
     .recv_test = recv_test,
     .send = p2p_send,
     .send_reap = send_reap,
+    .send_data = send_data,
+    .recv_data = recv_data,
     .raw_open = raw_open,
     .raw_send = raw_send,
     .raw_recv = raw_recv,

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 /* Bumped whenever the table changes: a plugin of another build is refused, not misread. */
-#define GASNETI_MPI_OPS_VERSION 2
+#define GASNETI_MPI_OPS_VERSION 4
 
 /* Thread levels as the table passes them (MPI's own constants differ between MPIs). */
 enum { GASNETI_MPI_SINGLE, GASNETI_MPI_FUNNELED, GASNETI_MPI_SERIALIZED, GASNETI_MPI_MULTIPLE };
@@ -59,6 +59,11 @@ typedef struct {
               int dest);
   /* Slots whose sends completed (at most max); *n says how many. */
   int (*send_reap)(int *slots, int max, int *n);
+  /* A payload as a message of its own, on a tag of its own (after its header, to the same
+   * peer: MPI keeps their order), and its receipt straight where it belongs: recv_data
+   * returns once it is there. */
+  int (*send_data)(int slot, const void *buf, int len, int dest);
+  int (*recv_data)(void *buf, int len, int src);
 
   /* ---- the benchmarks' raw baselines (csrc/bench/raw_mpi.h), on another duplicate ---- */
   int (*raw_open)(void);

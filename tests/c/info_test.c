@@ -70,6 +70,8 @@ int main(int argc, char **argv) {
   CHECK(GASNET_CONDUIT_UDP == 1, "GASNET_CONDUIT_UDP");
 #elif defined(GASNET_CONDUIT_IBV)
   CHECK(GASNET_CONDUIT_IBV == 1, "GASNET_CONDUIT_IBV");
+#elif defined(GASNET_CONDUIT_MPI)
+  CHECK(GASNET_CONDUIT_MPI == 1, "GASNET_CONDUIT_MPI");
 #else
   CHECK(0, "no GASNET_CONDUIT_<NAME> macro");
 #endif

@@ -2,11 +2,13 @@
  * bootstrap loaded, the thread level, receive and send slots, credits), polling, the exit
  * notice to other hosts' ranks and a clean finish. MPI is brought up and finalized by the
  * mpi spawner's bootstrap, which this library is built with alone. */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "knobs.h"
 #include "mpi_internal.h"
+#include "pshm/pshm.h"
 
 gasnetc_mpi_state_t gasnetc_mpi;
 #if GASNETI_THREADS
@@ -60,11 +62,13 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   s->peers = gasneti_calloc(gasneti_nodes, sizeof *s->peers);
   for (int r = 0; r < (int)gasneti_nodes; r++)
     s->peers[r].network = r != (int)gasneti_mynode && !gasneti_pshm_reach[r];
-  /* One supernode holds every rank (and so on every rank): nothing reaches MPI. The choice is
-   * the same everywhere, as the communicator's duplication below is collective. */
-  if (!ops || gasneti_supernode_count < 2) return;
-  s->nrecv = (int)gasneti_knob_int("GASNET_MPI_RECV_BUFFERS");
-  s->rcap = (MPIC_MAX_MESSAGE(GASNETC_MAX_MEDIUM) + 63u) & ~63u;
+  if (!ops) return; /* a 1-rank job without MPI: nothing to reach */
+  /* The same on every rank (the duplication of the communicator is collective): AMs travel
+   * over MPI when the job has several supernodes; with one, only the exit's messages do, into
+   * a few small receives, and polls leave MPI alone. */
+  s->network = gasneti_supernode_count > 1;
+  s->nrecv = s->network ? (int)gasneti_knob_int("GASNET_MPI_RECV_BUFFERS") : 4;
+  s->rcap = s->network ? (MPIC_MAX_MESSAGE(GASNETC_MAX_MEDIUM) + 63u) & ~63u : 64;
   gasnetc_mpi_send_init();
   int rc = ops->p2p_open(s->nrecv, s->nsend);
   s->ops = ops;
@@ -84,7 +88,7 @@ void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
 }
 
 int gasnetc_poll(int which) {
-  if (GASNETI_UNLIKELY(!gasnetc_mpi.ops)) return 0;
+  if (GASNETI_UNLIKELY(!gasnetc_mpi.network)) return 0;
   return gasnetc_mpi_poll(which);
 }
 
@@ -116,53 +120,86 @@ static void notify_other_hosts(int code) {
 }
 
 void gasnetc_exit_notify(int code) {
-  if (!gasnetc_mpi.ops || gasneti_exit_in_signal || !take_lock_briefly()) return;
+  if (!gasnetc_mpi.network || gasneti_exit_in_signal || !take_lock_briefly()) return;
   notify_other_hosts(code);
   gasnetc_mpi_lock_drop();
 }
 
-/* Returning from main: what this rank sent arrives, its peers learn not to send it anything
- * more, and it waits for every rank to reach its own exit (MPI_Finalize would wait anyway),
- * serving its peers meanwhile. GASNET_EXITTIMEOUT after it got there, the ranks still at work
- * are told to leave with code 0, as the local spawner's agents would make them: they follow
- * from their next GASNet call (a rank that never makes one again keeps the job running). */
+/* "0-1, 3": the ranks other than this one that have not said they finished. */
+static void running_list(char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int r = 0; r < (int)gasneti_nodes; r++) {
+    if (r == (int)gasneti_mynode || gasnetc_mpi.peers[r].finished) continue;
+    int end = r;
+    while (end + 1 < (int)gasneti_nodes && end + 1 != (int)gasneti_mynode &&
+           !gasnetc_mpi.peers[end + 1].finished)
+      end++;
+    int n = end > r ? snprintf(buf + used, len - used, "%s%d-%d", used ? ", " : "", r, end)
+                    : snprintf(buf + used, len - used, "%s%d", used ? ", " : "", r);
+    if (n < 0 || (size_t)n >= len - used) break;
+    used += (size_t)n;
+    r = end;
+  }
+}
+
+/* No rank below this one has finished: of the ranks that finished, it speaks. */
+static bool first_finished(void) {
+  for (int r = 0; r < (int)gasneti_mynode; r++)
+    if (gasnetc_mpi.peers[r].finished) return false;
+  return true;
+}
+
+/* GASNET_EXITTIMEOUT after this rank finished, the ranks still at work are told to leave with
+ * code 0, as the local spawner's agents would make them (and named, as they would be). */
+static void end_stragglers(double timeout) {
+  if (first_finished()) {
+    char list[256];
+    gasnetc_mpi_lock_take();
+    running_list(list, sizeof list);
+    gasnetc_mpi_lock_drop();
+    fprintf(stderr, "GASNet: still running %g s after rank %d finished (GASNET_EXITTIMEOUT): "
+            "ranks %s; ending them\n", timeout, (int)gasneti_mynode, list);
+  }
+  gasneti_exit_post(0, gasneti_exit_phase()); /* this host's ranks */
+  gasnetc_mpi_lock_take();
+  notify_other_hosts(0);
+  gasnetc_mpi_lock_drop();
+}
+
+/* Returning from main: what this rank sent arrives, every other rank learns not to send it
+ * anything more (and that it finished), and it waits for every rank to reach its own exit
+ * (MPI_Finalize would wait anyway), serving its peers meanwhile; ranks still at work after
+ * GASNET_EXITTIMEOUT are told to leave (they follow from their next GASNet call: a rank that
+ * never makes one again keeps the job running). */
 void gasnetc_fini(void) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
-  const gasneti_mpi_ops_t *mpi = gasneti_mpi_loaded();
-  if (!mpi) return; /* a 1-rank job without MPI */
+  if (!s->ops) return; /* a 1-rank job without MPI */
   gasnetc_mpi_lock_take();
-  if (s->ops) {
-    drain(1.0);
-    for (int r = 0; r < (int)gasneti_nodes; r++)
-      if (s->peers[r].network && !gasnetc_mpi_send_ctrl(r, MPIC_FINISHED, 0, 0, false)) {
-        drain(1.0);
-        gasnetc_mpi_send_ctrl(r, MPIC_FINISHED, 0, 0, false);
-      }
-  }
-  int rc = mpi->leave_start();
+  drain(1.0);
+  for (int r = 0; r < (int)gasneti_nodes; r++)
+    if (r != (int)gasneti_mynode && !gasnetc_mpi_send_ctrl(r, MPIC_FINISHED, 0, 0, false)) {
+      drain(1.0);
+      gasnetc_mpi_send_ctrl(r, MPIC_FINISHED, 0, 0, false);
+    }
+  int rc = s->ops->leave_start();
   gasnetc_mpi_lock_drop();
   if (rc) return; /* the finalize reports it */
-  double until = gasnetc_mpi_now() + gasneti_exit_timeout(gasneti_nodes);
+  double timeout = gasneti_exit_timeout(gasneti_nodes), until = gasnetc_mpi_now() + timeout;
   bool told = false;
   for (int done = 0;;) {
     gasnetc_mpi_lock_take();
-    rc = mpi->leave_test(&done);
+    rc = s->ops->leave_test(&done);
     gasnetc_mpi_lock_drop();
     if (rc || done) break;
-    if (!gasneti_poll(GASNETI_POLL_ALL)) gasneti_wait_backoff();
+    int ran = gasneti_pshm_poll(GASNETI_POLL_ALL) + gasnetc_mpi_poll(GASNETI_POLL_ALL);
+    if (!ran) gasneti_wait_backoff();
     if (!told && gasnetc_mpi_now() > until) {
       told = true;
-      gasneti_exit_post(0, gasneti_exit_phase()); /* this host's ranks */
-      if (s->ops) {
-        gasnetc_mpi_lock_take();
-        notify_other_hosts(0);
-        gasnetc_mpi_lock_drop();
-      }
+      end_stragglers(timeout);
     }
   }
-  if (s->ops) {
-    gasnetc_mpi_lock_take();
-    drain(1.0);
-    gasnetc_mpi_lock_drop();
-  }
+  gasnetc_mpi_lock_take();
+  drain(1.0);
+  gasnetc_mpi_lock_drop();
 }

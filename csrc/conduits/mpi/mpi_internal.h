@@ -14,14 +14,21 @@
  * payload is copied into one of the few large buffers, or sent from where it lies when the
  * core says it stays unchanged (GASNETI_AM_STABLE) and is worth the datatype it takes. */
 enum { MPIC_SMALL = 512, MPIC_LARGE_BUFS = 16, MPIC_ZCOPY_MIN = 8192 };
+/* A Long piece this large goes as a header, then its payload as a message of its own that the
+ * receiver takes straight into its segment (MPIC_DIRECT): MPI's large-message path (a single
+ * copy between processes of a host) instead of a copy into a receive buffer and another out. */
+enum { MPIC_DIRECT_MIN = 16384 };
 
 typedef struct {
-  bool network;  /* reached through MPI: neither this rank nor one of its supernode */
-  bool finished; /* it returned from main: nothing more goes to it */
+  bool network;  /* AMs to it go through MPI: neither this rank nor one of its supernode */
+  bool finished; /* it returned from main (every rank says so to every other over MPI):
+                  * nothing more goes to it */
 } gasnetc_mpi_peer_t;
 
 typedef struct {
-  const gasneti_mpi_ops_t *ops; /* NULL: no network (a 1-rank job, or one supernode) */
+  const gasneti_mpi_ops_t *ops; /* NULL: no MPI (a 1-rank job started without a launcher) */
+  bool network; /* some rank is in another supernode: AMs travel over MPI (else only the
+                 * exit's runtime messages do, and polls leave MPI alone) */
   gasnetc_mpi_peer_t *peers;
   gasneti_credits_t credits;
   /* receives: nrecv slots of rcap bytes; posted[] lists the posted ones oldest first (MPI

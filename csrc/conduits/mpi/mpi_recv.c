@@ -34,7 +34,9 @@ static bool bad(const char *why, int src) {
 static bool valid(const gasnetc_mpi_msg_t *m, uint32_t len, int src) {
   if (m->category > GASNETI_AM_LONG || m->nargs > 16) return bad("bad category or arguments", src);
   uint32_t head = gasnetc_mpi_head_bytes(m->nargs);
-  if (head > len || len - head != m->chunk) return bad("length", src);
+  bool direct = m->flags & MPIC_DIRECT;
+  if (head > len || len - head != (direct ? 0 : m->chunk)) return bad("length", src);
+  if (direct && (m->category != GASNETI_AM_LONG || !m->chunk)) return bad("direct payload", src);
   if (m->category == GASNETI_AM_SHORT && m->chunk) return bad("a Short with a payload", src);
   if (m->category == GASNETI_AM_MEDIUM && (m->nbytes > GASNETC_MAX_MEDIUM || m->chunk != m->nbytes))
     return bad("Medium length", src);
@@ -115,20 +117,53 @@ static void repost(int slot) {
   s->posted[(s->head + s->nposted++) % s->nrecv] = slot;
 }
 
+/* A Long piece's payload that follows its header as a message of its own: into the segment,
+ * where the header says (lock held); then the header reads as that of a Long whose payload
+ * is in place. One that fails the checks is still taken (the next one must not get it). */
+static bool take_direct(gasnetc_mpi_msg_t *m, int src, bool ok) {
+  static uint8_t *scratch;
+  uint8_t *at = (uint8_t *)(uintptr_t)m->dst;
+  if (!(m->flags & GASNETI_AM_FRAG)) at += m->nbytes - m->chunk;
+  if (!ok) {
+    if (m->chunk > GASNETC_MAX_MEDIUM)
+      gasneti_fatalerror("mpi: rank %d sent a Long piece of %u bytes, larger than any", src,
+                         (unsigned)m->chunk);
+    if (!scratch) scratch = gasneti_malloc(GASNETC_MAX_MEDIUM);
+    at = scratch;
+  }
+  int rc = gasnetc_mpi.ops->recv_data(at, (int)m->chunk, src);
+  if (rc) gasnetc_mpi_fail(rc, "MPI_Recv (a Long's payload)", src);
+  m->flags &= (uint8_t) ~(MPIC_DIRECT | GASNETI_AM_TAIL);
+  m->chunk = 0;
+  return ok;
+}
+
 /* The message in slot (lock held; dropped while a handler runs). Returns messages run. */
 static int receive(int slot, int src, uint32_t len, int which) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
-  const uint8_t *buf = s->rbufs + (size_t)slot * s->rcap;
-  const gasnetc_mpi_msg_t *m = (const gasnetc_mpi_msg_t *)buf;
-  if (src < 0 || src >= (int)gasneti_nodes || !s->peers[src].network)
-    return bad("not from a rank this one reaches through MPI", src);
+  uint8_t *buf = s->rbufs + (size_t)slot * s->rcap;
+  gasnetc_mpi_msg_t *m = (gasnetc_mpi_msg_t *)buf;
+  if (src < 0 || src >= (int)gasneti_nodes || src == (int)gasneti_mynode)
+    return bad("not from another rank of the job", src);
   if (len < sizeof *m) return bad("shorter than a header", src);
+  if (!s->peers[src].network) { /* a supernode peer: the exit's runtime messages only */
+    if ((m->flags & MPIC_CTRL) && len == sizeof *m) control(src, m);
+    else bad("an AM from a rank of this supernode", src);
+    return 0;
+  }
   if (m->credits) gasneti_credit_returned(&s->credits, src, m->credits);
   if (m->flags & MPIC_CTRL) {
     control(src, m);
     return 0;
   }
-  if (!valid(m, len, src)) return 0;
+  bool ok = valid(m, len, src);
+  if (m->flags & MPIC_DIRECT) {
+    bool frag = m->flags & GASNETI_AM_FRAG;
+    if (!take_direct(m, src, ok) || frag) return 0; /* a leading piece: it is in place */
+    len = gasnetc_mpi_head_bytes(m->nargs);
+  } else if (!ok) {
+    return 0;
+  }
   if (!(m->flags & (MPIC_REPLY | GASNETI_AM_FRAG)) && !(which & GASNETI_POLL_REQUESTS)) {
     defer(src, buf, len);
     return 0;

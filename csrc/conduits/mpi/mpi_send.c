@@ -70,8 +70,10 @@ void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_tok
     return; /* it returned from main: nobody will ever read this */
   uint32_t head = gasnetc_mpi_head_bytes(am->nargs);
   uint32_t chunk = am->category == GASNETI_AM_SHORT ? 0 : am->chunk;
-  bool zcopy = (am->flags & GASNETI_AM_STABLE) && chunk >= MPIC_ZCOPY_MIN;
-  bool inline_payload = !zcopy && chunk;
+  bool stable = am->flags & GASNETI_AM_STABLE;
+  bool direct = am->category == GASNETI_AM_LONG && chunk >= MPIC_DIRECT_MIN;
+  bool zcopy = !direct && stable && chunk >= MPIC_ZCOPY_MIN;
+  bool inline_payload = !direct && !zcopy && chunk;
   bool large = inline_payload && head + chunk > MPIC_SMALL;
   gasnetc_mpi_lock_take();
   if (p->finished) {
@@ -79,10 +81,13 @@ void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_tok
     return;
   }
   int slot = wait_slot(large, which);
+  /* A direct payload's own send: from where it lies when it stays unchanged until answered,
+   * else from a copy in a large buffer. */
+  int data_slot = direct ? wait_slot(!stable, which) : -1;
   uint8_t *buf = slot_buffer(slot);
   gasnetc_mpi_msg_t *m = (gasnetc_mpi_msg_t *)buf;
   *m = (gasnetc_mpi_msg_t){.category = am->category, .handler = am->handler, .nargs = am->nargs,
-                           .flags = (uint8_t)((reply ? MPIC_REPLY : 0) |
+                           .flags = (uint8_t)((reply ? MPIC_REPLY : 0) | (direct ? MPIC_DIRECT : 0) |
                                               (am->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL))),
                            .credits = (uint16_t)gasneti_credit_collect(&s->credits, dest),
                            .nbytes = am->nbytes, .chunk = chunk, .dst = am->dst};
@@ -90,6 +95,12 @@ void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_tok
   if (inline_payload) memcpy(buf + head, am->payload, chunk);
   post(slot, dest, buf, inline_payload ? head + chunk : head, zcopy ? am->payload : NULL,
        zcopy ? chunk : 0);
+  if (direct) {
+    const void *data = stable ? am->payload : memcpy(slot_buffer(data_slot), am->payload, chunk);
+    int rc = s->ops->send_data(data_slot, data, (int)chunk, dest);
+    if (rc) gasnetc_mpi_fail(rc, "MPI_Isend (a Long's payload)", dest);
+    s->inflight++;
+  }
   gasnetc_mpi_lock_drop();
 }
 

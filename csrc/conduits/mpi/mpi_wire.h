@@ -1,7 +1,7 @@
 /* mpi_wire.h: what travels between ranks of the mpi conduit: every message on its private
  * communicator is this header, the handler's arguments, then the payload it carries (a
- * Medium's, or one piece of a Long's). Runtime traffic (credits, exit and "finished" notices)
- * is a header alone. Tests that read or forge messages include this; nothing else lays them
+ * Medium's, or one piece of a Long's, unless MPIC_DIRECT sends it after the header as its own
+ * message). Runtime traffic (credits, exit and "finished" notices) is a header alone. Tests that read or forge messages include this; nothing else lays them
  * out. Both ends run the same build, so fields are in host byte order. */
 #ifndef GASNETC_MPI_WIRE_H
 #define GASNETC_MPI_WIRE_H
@@ -11,8 +11,10 @@
 enum {
   /* flags (GASNETI_AM_FRAG and GASNETI_AM_TAIL, 0x1 and 0x2, say how a Long piece relates to
    * its Long, as the core cut it) */
-  MPIC_REPLY = 0x80, /* a reply: returns its request's credit */
-  MPIC_CTRL = 0x40,  /* runtime traffic, its kind in handler */
+  MPIC_REPLY = 0x80,  /* a reply: returns its request's credit */
+  MPIC_CTRL = 0x40,   /* runtime traffic, its kind in handler */
+  MPIC_DIRECT = 0x20, /* a Long piece whose chunk bytes follow as a message of their own (on
+                       * the data tag), which the receiver takes straight into its segment */
 };
 enum { MPIC_CREDITS = 1, MPIC_EXIT = 2, MPIC_FINISHED = 3 };
 
