@@ -88,8 +88,11 @@ OPENMPI = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 # What an mpi flavour means: the MPI launcher gasnetrun's mpi spawner runs (MPIRUN_CMD), and
 # so the MPI the ranks load (mpirun is Open MPI's here; MPICH's Hydra is mpiexec.mpich).
-MPI_LAUNCH = {"openmpi": {**OPENMPI, "MPIRUN_CMD": "mpirun -np %N %C"},
-              "mpich": {"MPIRUN_CMD": "mpiexec.mpich -n %N %C"}}
+# MPICH (ch4:ucx) keeps to UCX's shared-memory and TCP transports, as the mpi spawner has it
+# for other conduits: with UCX's default ones here, ranks polling a receive when a peer dies
+# of a signal crash with SIGSEGV (a plain MPI program does too), and Hydra reports that.
+MPI_LAUNCH = {"openmpi": {**OPENMPI},
+              "mpich": {"MPIRUN_CMD": "mpiexec.mpich -n %N %C", "UCX_TLS": "self,sm,tcp"}}
 MPI_LAUNCHERS = {"openmpi": "mpirun", "mpich": "mpiexec.mpich"}
 
 

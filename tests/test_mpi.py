@@ -170,6 +170,55 @@ def test_srun_starts_it_inside_an_allocation(slurm, through):
     assert proc.stdout.count("am_test: rank") == 4, proc.stdout
 
 
+HOSTS = 4
+
+
+@pytest.fixture(scope="module")
+def slurm_hosts(tmp_path_factory):
+    """A 4-host Slurm on network-namespace hosts (as test_slurm_hosts.py has, on addresses of
+    its own): MPI between the hosts goes over TCP on their bridge."""
+    from netcluster import Cluster, why_not_available as netns_missing
+    why = netns_missing() or slurm_missing()
+    if why:
+        pytest.skip(why)
+    root = tmp_path_factory.mktemp("mpihosts")
+    cluster = Cluster(root / "hosts", HOSTS, [], prefix="gm", net="10.81.0")
+    s = Slurm(root / "slurm", cluster, HOSTS)
+    try:
+        cluster.up()
+        s.up()
+    except (subprocess.CalledProcessError, RuntimeError) as err:
+        s.down()
+        cluster.down()
+        pytest.fail(f"cannot start the test Slurm on namespace hosts: {err}")
+    yield s
+    s.down()
+    cluster.down()
+
+
+# srun offers PMIx to Open MPI ranks and PMI-2 (which MPICH's PMI client speaks) to MPICH's.
+ACROSS = {"openmpi": "srun --mpi=pmix -n %N %C", "mpich": "srun --mpi=pmi2 -n %N %C"}
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_jobs_across_four_namespace_hosts(slurm_hosts, flavour):
+    """8 ranks, 2 per host: AMs, puts and gets, barriers and the hybrid client between hosts
+    (exit notices cross hosts too: every job ends with gasnet_exit or a return)."""
+    build = built("opt", "mpi", flavour)
+    env = job_env({**slurm_hosts.env, **OPENMPI, "GASNET_WAIT_MODE": "block",
+                   "MPIRUN_CMD": ACROSS[flavour]})
+    for program, args in (("am_test", []), ("rma_test", []), ("barrier_test", ["20"]),
+                          (f"mpi_interop_test-{flavour}", ["after", "finalize-exit"]),
+                          ("exit_test", ["return"])):
+        cmd = slurm_hosts.salloc(8, [build.gasnetrun, "-N", str(HOSTS), "-n", "8",
+                                     build.test_program(program), *args], nodes=HOSTS)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, f"{program}: {proc.stderr[-3000:]}"
+        if program != "exit_test":
+            assert proc.stdout.count(f"{program.split('-')[0]}: rank") >= 8, proc.stdout[-2000:]
+
+
 # ---- a crashed rank, Ctrl-C --------------------------------------------------------------------
 def test_a_crashed_rank_ends_the_job_with_its_signal_and_nothing_is_left(mpi):
     result = mpi.job(4, "exit_test", "signal", "2", str(int(signal.SIGKILL)), env=NO_PSHM,

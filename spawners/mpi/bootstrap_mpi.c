@@ -125,9 +125,12 @@ static void linger(void) {
 
 /* As under the pmi spawner: a clean exit finalizes (also an MPI the client initialized: a
  * rank leaving without MPI_Finalize is an error to MPI's launchers); an error exit does not,
- * which Open MPI's launcher takes as an abnormal end, ending the others with this rank's
- * code. MPICH's Hydra would report the signal it killed the others with, so there the rank
- * aborts with the code. */
+ * which Open MPI's launcher takes as an abnormal end, ending the others with the code of the
+ * first rank it saw leave. code is the job's (the first a rank posted): a rank that followed
+ * with another code (a client's SIGQUIT handler calling gasnet_exit(4) after a peer's
+ * gasnet_exit(3)) leaves with the job's, so that whichever the launcher sees first, the job's
+ * code stands, as gasnetrun's agents report it. MPICH's Hydra would report the signal it
+ * killed the others with, so there the rank aborts with the code. */
 static void mpi_leaving(int code, int ends_job) {
   if (finalized) return;
   finalized = 1;
@@ -135,8 +138,11 @@ static void mpi_leaving(int code, int ends_job) {
     mpi->finalize();
     return;
   }
-  if (ends_job) linger();
-  if (ends_job && !strcmp(flavour, "mpich")) mpich_abort(code);
+  if (!ends_job) return;
+  linger();
+  if (!strcmp(flavour, "mpich")) mpich_abort(code);
+  fflush(NULL);
+  _exit(code & 0xff);
 }
 
 static void mpi_abort(int code) {
