@@ -55,6 +55,14 @@ def test_par_library_interleaves_too(mpi, start, end):
     assert result.stdout.count("provided SERIALIZED") == 3, result.describe()
 
 
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_the_sanitizer_build_runs_the_hybrid_client(flavour):
+    debug = built("debug", "mpi", flavour)
+    result = interop(debug, "after", "finalize-exit", mode="par")
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("mpi_interop_test: rank") == 3, result.describe()
+
+
 def test_ranks_of_one_supernode_use_mpi_beside_pshm(mpi):
     result = mpi.job(4, f"mpi_interop_test-{mpi.flavour}", "after", "finalize-exit", timeout=120)
     assert result.returncode == 0, result.describe()
