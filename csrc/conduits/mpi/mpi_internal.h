@@ -37,6 +37,7 @@ typedef struct {
   uint32_t rcap;
   uint8_t *rbufs;
   int *posted, head, nposted;
+  int *unposted, nunposted; /* run, to be posted again at the start of the next poll */
   /* sends: nsend slots, free ones stacked; a slot using a large buffer holds its index */
   int nsend, nfree, inflight;
   int *free_slots, *slot_large, *reaped;

@@ -178,7 +178,14 @@ int gasnetc_mpi_poll(int which) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   int ran = 0;
   gasnetc_mpi_lock_take();
-  if (s->inflight) gasnetc_mpi_reap();
+  /* Receives are posted again here rather than right after their message ran: the MPI_Irecv
+   * then falls in the wait for the next message, not between a message and the caller that
+   * waits for it (a round trip's reply). */
+  while (s->nunposted) repost(s->unposted[--s->nunposted]);
+  /* Sends give their slots back in batches: a completed eager send needs nothing more, and
+   * an MPI_Testsome per poll (a pass of MPI's progress engine) cost Open MPI's AMShort round
+   * trip ~1 us here. A send that finds no slot free reaps at once (mpi_send.c). */
+  if (s->inflight > s->nsend / 2) gasnetc_mpi_reap();
 #if GASNETI_THREADS
   if (poller_depth || gasneti_spin_trylock(&poller)) {
     poller_depth++;
@@ -192,7 +199,7 @@ int gasnetc_mpi_poll(int which) {
       s->head = (s->head + 1) % s->nrecv;
       s->nposted--;
       ran += receive(slot, src, (uint32_t)len, which);
-      repost(slot);
+      s->unposted[s->nunposted++] = slot;
     }
 #if GASNETI_THREADS
     if (--poller_depth == 0) gasneti_spin_unlock(&poller);
@@ -207,6 +214,7 @@ void gasnetc_mpi_recv_init(void) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   s->rbufs = gasneti_malloc((size_t)s->nrecv * s->rcap);
   s->posted = gasneti_malloc(sizeof(int) * (size_t)s->nrecv);
+  s->unposted = gasneti_malloc(sizeof(int) * (size_t)s->nrecv);
   s->head = s->nposted = 0;
   for (int slot = 0; slot < s->nrecv; slot++) repost(slot);
 }
