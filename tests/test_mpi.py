@@ -97,6 +97,22 @@ def test_a_client_starting_mpi_after_gasnet_gets_the_level_mpi_runs_at(mpi, sett
     assert result.stdout.count(f"provided {level})") == 3, result.describe()
 
 
+def test_ranks_bound_to_a_core_each_still_spin_while_they_wait():
+    """Open MPI's mpirun binds each of two ranks to a core of its own: each sees one CPU, but
+    the host's two ranks have two, so GASNET_WAIT_MODE=auto spins (it yielded the CPU at every
+    idle poll, which cost the AMShort round trip 2-4 us here)."""
+    build = built("opt", "mpi", "openmpi")
+    env = job_env({k: v for k, v in OPENMPI.items() if "oversubscribe" not in k})
+    env["GASNET_VERBOSEENV"] = "1"
+    proc = subprocess.run(["mpirun", "--bind-to", "core", "-np", "2",
+                           build.program("examples", "hello_ring")], env=env,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    if "not enough slots" in proc.stderr:
+        pytest.skip("this machine has fewer than two cores")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "GASNET_WAIT_MODE auto: spin (2 ranks on host" in proc.stderr, proc.stderr[-3000:]
+
+
 # ---- starting jobs ---------------------------------------------------------------------------
 def test_gasnetrun_starts_an_mpi_program_through_the_mpi_spawner_unasked(mpi):
     result = mpi.run(["-v", "-n", "2", mpi.program("examples", "hello_ring")])

@@ -1,6 +1,7 @@
 /* wait.c: polling and the wait policy of every blocking loop in the runtime.
  * Poll while the host has a core per rank; give the core away when ranks outnumber cores. */
 #include <sched.h>
+#include <stdio.h>
 
 #include "conduit.h"
 #include "gasnet_internal.h"
@@ -15,13 +16,21 @@ void gasneti_wait_init(void) {
   cpu_set_t set;
   int cpus = 1;
   if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+  /* The host's ranks together, when they may run on different CPUs (each bound to one). */
+  if (gasneti_host_cpus > cpus) cpus = gasneti_host_cpus;
   /* Oversubscribed: a spinning waiter would hold the core the rank it waits for needs. The
    * rank cannot see ranks of other "hosts" sharing its cores (containers, fake hosts on one
    * machine): GASNET_WAIT_MODE says so. */
   if (gasneti_knob_enum_is("GASNET_WAIT_MODE", "spin")) wait_mode = GASNET_WAIT_SPIN;
   else if (gasneti_knob_enum_is("GASNET_WAIT_MODE", "block")) wait_mode = GASNET_WAIT_BLOCK;
   else if (gasneti_knob_enum_is("GASNET_WAIT_MODE", "spinblock")) wait_mode = GASNET_WAIT_SPINBLOCK;
-  else wait_mode = gasneti_host_size > cpus ? GASNET_WAIT_BLOCK : GASNET_WAIT_SPIN;
+  else {
+    wait_mode = gasneti_host_size > cpus ? GASNET_WAIT_BLOCK : GASNET_WAIT_SPIN;
+    if (gasneti_mynode == 0 && gasneti_knob_bool("GASNET_VERBOSEENV"))
+      fprintf(stderr, "GASNET_WAIT_MODE auto: %s (%d ranks on host %s, %d CPUs for them)\n",
+              wait_mode == GASNET_WAIT_SPIN ? "spin" : "block", gasneti_host_size,
+              gasneti_hostname, cpus);
+  }
 }
 
 int gasnet_set_waitmode(int mode) {
