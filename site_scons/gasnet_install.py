@@ -22,11 +22,14 @@ def cxx_for(cc: str) -> str:
 
 
 def mak_text(prefix: str, cc: str, conduit: str, mode: str, opt: list[str], link_opt: list[str],
-             libs: list[str]) -> str:
+             libs: list[str], variables: dict[str, str] | None = None) -> str:
+    """variables: a conduit's own (the mpi conduit's GASNET_MPI_CC and the flags of each MPI,
+    for hybrid clients), after the common ones."""
     define, lib_mode = CLIENT_MODES[mode]
     extra = " ".join(f"-l{lib}" for lib in libs)
     cppflags = (f"{CLIENT_DEFINES} -D{define} -I$(GASNET_PREFIX)/include "
                 f"-I$(GASNET_PREFIX)/include/{conduit}-conduit")
+    own = "".join(f"{name} = {value}\n" for name, value in (variables or {}).items())
     return (f"# {conduit}-{mode}.mak: include in a Makefile to build a GASNet client\n"
             f"GASNET_PREFIX = {prefix}\n"
             f"GASNET_CC = {cc}\n"
@@ -38,15 +41,19 @@ def mak_text(prefix: str, cc: str, conduit: str, mode: str, opt: list[str], link
             f"GASNET_CXXFLAGS = {' '.join(opt[:1])} -pthread\n"
             f"GASNET_LD = {cc}\n"
             f"GASNET_LDFLAGS = -pthread {' '.join(link_opt)}\n"
-            f"GASNET_LIBS = -L$(GASNET_PREFIX)/lib -lgasnet-{conduit}-{lib_mode} {extra} -lrt -lm\n")
+            f"GASNET_LIBS = -L$(GASNET_PREFIX)/lib -lgasnet-{conduit}-{lib_mode} {extra} -lrt -lm\n"
+            + own)
 
 
 def pc_text(prefix: str, cc: str, conduit: str, mode: str, version: str, link_opt: list[str],
-            libs: list[str]) -> str:
+            libs: list[str], variables: dict[str, str] | None = None) -> str:
+    """variables: a conduit's own, as pkg-config variables (GASNET_MPI_CC: mpi_cc)."""
     define, lib_mode = CLIENT_MODES[mode]
     extra = " ".join(f"-l{lib}" for lib in libs)
+    own = "".join(f"{name.lower().removeprefix('gasnet_')}={value}\n"
+                  for name, value in (variables or {}).items())
     cppflags = f"{CLIENT_DEFINES} -D{define} -I${{includedir}} -I${{includedir}}/{conduit}-conduit"
-    return (f"prefix={prefix}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n"
+    return (f"prefix={prefix}\nincludedir=${{prefix}}/include\nlibdir=${{prefix}}/lib\n{own}"
             # What the .mak fragment says for C++ clients: pkg-config --variable=GASNET_CXX ...
             f"GASNET_CC={cc}\nGASNET_CXX={cxx_for(cc)}\nGASNET_CXXCPPFLAGS={cppflags}\n"
             f"GASNET_CXXFLAGS=-pthread\n\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -78,13 +79,25 @@ class Target:
 # flavour is its main one (the sanitizer build runs that one only: flavours share the
 # conduit's code).
 TARGETS = [Target("smp", network=False), Target("udp"), Target("ibv"),
-           Target("ofi", "tcp"), Target("ofi", "udp")]
-# What a flavour means: the libfabric provider an ofi job runs on.
+           Target("ofi", "tcp"), Target("ofi", "udp"),
+           Target("mpi", "openmpi"), Target("mpi", "mpich")]
+# What an ofi flavour means: the libfabric provider an ofi job runs on.
 OFI_PROVIDERS = {"tcp": "tcp;ofi_rxm", "udp": "udp;ofi_rxd", "shm": "shm"}
-CONDUITS = sorted({t.conduit for t in TARGETS})
+CONDUITS = list(dict.fromkeys(t.conduit for t in TARGETS))
 # The matrix: every target in the optimized build; one flavour per conduit under sanitizers.
 MATRIX = [("opt", t) for t in TARGETS] + \
     [("debug", t) for t in TARGETS if t == next(u for u in TARGETS if u.conduit == t.conduit)]
+# Open MPI's mpirun as root, and more ranks than this machine's cores, need its consent.
+OPENMPI = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+# What an mpi flavour means: the MPI launcher gasnetrun's mpi spawner runs (MPIRUN_CMD), and
+# so the MPI the ranks load (mpirun is Open MPI's here; MPICH's Hydra is mpiexec.mpich).
+# MPICH (ch4:ucx) keeps to UCX's shared-memory and TCP transports, as the mpi spawner has it
+# for other conduits: with UCX's default ones here, ranks polling a receive when a peer dies
+# of a signal crash with SIGSEGV (a plain MPI program does too), and Hydra reports that.
+MPI_LAUNCH = {"openmpi": {**OPENMPI},
+              "mpich": {"MPIRUN_CMD": "mpiexec.mpich -n %N %C", "UCX_TLS": "self,sm,tcp"}}
+MPI_LAUNCHERS = {"openmpi": "mpirun", "mpich": "mpiexec.mpich"}
 
 
 class Build:
@@ -97,12 +110,20 @@ class Build:
 
     def conduit_env(self) -> dict[str, str]:
         """What the conduit needs here: ibv runs on fakeverbs (this machine has no HCA), ofi on
-        the provider its flavour names."""
+        the provider its flavour names; mpi jobs run through the mpi spawner (gasnetrun chooses
+        it: the library has no other) under their flavour's MPI launcher."""
         if self.conduit == "ibv":
             return fakeverbs_env(self.path)
         if self.conduit == "ofi":
             return {"GASNET_OFI_PROVIDER": OFI_PROVIDERS[self.flavour or "tcp"]}
+        if self.conduit == "mpi":
+            return dict(MPI_LAUNCH[self.flavour or "openmpi"])
         return {}
+
+    def died_of(self, sig: int) -> int:
+        """The job's code when a rank is killed by signal sig: 128 + sig, as gasnetrun gives it,
+        except where a launcher imposes its own (MPICH's Hydra reports the signal's number)."""
+        return sig if self.flavour == "mpich" else 128 + sig
 
     def program(self, kind: str, name: str, mode: str = "seq") -> str:
         """A built program: kind is tests, bench or examples."""
@@ -140,11 +161,16 @@ def built(variant: str, conduit: str = "smp", flavour: str = "") -> Build:
         pytest.skip(f"{path} is not built (run: scons{' debug=1' if variant == 'debug' else ''})")
     if not (path / conduit).is_dir():
         pytest.skip(f"this build has no {conduit} conduit")
+    if conduit == "mpi":
+        launcher = MPI_LAUNCHERS[flavour or "openmpi"]
+        if not shutil.which(launcher):
+            pytest.skip(f"{launcher} is not installed (the {flavour} flavour's launcher)")
+        if not (path / "lib" / f"libgasnet-mpi-{flavour or 'openmpi'}.so").exists():
+            pytest.skip(f"this build has no {flavour} plugin")
     return Build(variant, path, conduit, flavour)
 
 
-@pytest.fixture(params=[(v, t) for v, t in MATRIX], scope="session",
-                ids=lambda p: f"{p[0]}-{p[1].id}")
+@pytest.fixture(params=MATRIX, scope="session", ids=lambda p: f"{p[0]}-{p[1].id}")
 def build(request) -> Build:
     """Every conduit in the optimized build, and each conduit under the sanitizers: the
     runtime's behaviour must not depend on either."""

@@ -146,6 +146,29 @@ def test_the_front_gives_the_launcher_what_python_gives_it(fakes, case):
     assert (fr.stdout, fr.stderr) == (py.stdout, py.stderr)
 
 
+@pytest.mark.parametrize("where", ["outside-slurm", "inside-slurm"])
+def test_an_mpi_conduit_program_goes_to_the_mpi_spawner_unasked_alike(fakes, where):
+    """Its library has only the mpi spawner: both run it through MPIRUN_CMD, also where the
+    environment suggests another (inside an allocation, pmi)."""
+    tmp_path, env = fakes
+    prog = BUILDS["opt"] / "mpi" / "examples" / "hello_ring-seq"
+    if not prog.exists():
+        pytest.skip("this build has no mpi conduit")
+    env["MPIRUN_CMD"] = "mpiexec.hydra -n %N %C"
+    if where == "inside-slurm":
+        env.update({"SLURM_JOB_ID": "42", "SLURM_JOB_NODELIST": "node1"})
+    argv = ["-n", "3", str(prog), "x"]
+    py = run(python_gasnetrun(), env, *argv)
+    assert py.returncode == 0, py.stderr
+    py_argv, py_env, _ = recorded(tmp_path)
+    fr = run(front(), env, *argv)
+    assert fr.returncode == 0, fr.stderr
+    fr_argv, fr_env, fr_parent = recorded(tmp_path)
+    assert Path(fr_parent).name == "gasnetrun", f"the front did not run the job ({fr_parent})"
+    assert fr_argv == py_argv and fr_argv[0] == "-genvlist", (fr_argv, py_argv)  # Hydra's
+    assert fr_env == py_env and fr_env["GASNETRUN_SPAWNER"] == "mpi"
+
+
 def test_a_relative_program_path_is_made_absolute_alike(fakes):
     tmp_path, env = fakes
     work = tmp_path / "work" / "sub"

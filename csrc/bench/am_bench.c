@@ -6,8 +6,11 @@
  * next one while serving its predecessor's (what a core-API stress program does: it is where a
  * PAR library's locks show against SEQ). Beside them, the physical baseline of the same run:
  * a cache-line round trip through shared memory (when ranks 0 and 1 share it), and on udp a
- * plain UDP ping-pong, timed repeat by repeat next to the AMShort round trip.
+ * plain UDP ping-pong, on mpi an 8-byte MPI_Send/MPI_Recv one (raw_mpi.h), on ofi the same
+ * provider's own ping-pong and inject flood (raw_ofi.h), timed repeat by repeat next to the
+ * AMShort round trip.
  * Usage: am_bench [--json] [--quick] [--only NAME] [--waitmode spin|block|spinblock] */
+#include "raw_mpi.h"
 #include "raw_udp.h"
 #ifdef GASNET_CONDUIT_OFI
 #include "raw_ofi.h"
@@ -54,7 +57,7 @@ static void mix_l(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t a) 
 static const char *const names[] = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt",
                                     "am_long_rtt", "am_short_flood", "am_short_rtt_pairs",
                                     "am_mix", "barrier", "idle_poll", "raw_udp_rtt",
-                                    "raw_ofi_rtt", NULL};
+                                    "raw_ofi_rtt", "raw_mpi_rtt", NULL};
 static const char *path; /* how rank 0 reaches rank 1: pshm, or the conduit */
 
 static void report(const char *name, size_t size, double *samples, long iters) {
@@ -78,23 +81,35 @@ static void roundtrip(const char *name, int cat, size_t size, long iters) {
   report(name, size, samples, iters);
 }
 
-/* udp: the AMShort round trip next to the raw UDP one, repeat by repeat (raw, then AM), so that
- * a drift of the VM between repeats moves both; am_short_vs_raw is the median of the repeats'
- * ratios. Ranks 0 and 1. */
-static void paired_udp_rtt(raw_udp_t *u, long raw_iters, long am_iters) {
-  double raw[64], am[64], ratio[64];
+/* One raw round trip of the conduit's own network, rank 0 asking and rank 1 answering. */
+typedef void (*raw_rtt_fn)(void *ctx);
+static void udp_rtt_one(void *ctx) {
+  raw_udp_t *u = ctx;
   char buf[64] = {0};
+  if (gasnet_mynode() == 0) {
+    raw_udp_send(u, buf, 32);
+    raw_udp_recv(u, buf, sizeof buf);
+  } else {
+    raw_udp_recv(u, buf, sizeof buf);
+    raw_udp_send(u, buf, 32);
+  }
+}
+#ifdef GASNET_CONDUIT_MPI
+static void mpi_rtt_one(void *ctx) {
+  char buf[8] = {0};
+  raw_mpi_round_trip(ctx, buf, 8);
+}
+#endif
+
+/* udp and mpi: the AMShort round trip next to the raw one (a UDP ping-pong; an 8-byte
+ * MPI_Send/MPI_Recv one), repeat by repeat (raw, then AM), so that a drift of the VM between
+ * repeats moves both; am_short_vs_raw is the median of the repeats' ratios. Ranks 0 and 1. */
+static void paired_rtt(const char *raw_name, size_t raw_size, raw_rtt_fn raw_one, void *ctx,
+                       long raw_iters, long am_iters) {
+  double raw[64], am[64], ratio[64];
   for (int r = -1; r < repeats; r++) {
     double t0 = now_us();
-    for (long i = 0; i < raw_iters; i++) {
-      if (gasnet_mynode() == 0) {
-        raw_udp_send(u, buf, 32);
-        raw_udp_recv(u, buf, sizeof buf);
-      } else {
-        raw_udp_recv(u, buf, sizeof buf);
-        raw_udp_send(u, buf, 32);
-      }
-    }
+    for (long i = 0; i < raw_iters; i++) raw_one(ctx);
     double t1 = now_us();
     if (gasnet_mynode() == 1) {
       GASNET_BLOCKUNTIL(pings == (r + 2) * am_iters);
@@ -112,7 +127,7 @@ static void paired_udp_rtt(raw_udp_t *u, long raw_iters, long am_iters) {
     ratio[r] = am[r] / raw[r];
   }
   if (gasnet_mynode() != 0) return;
-  bench_report("raw_udp_rtt", "raw", 32, "us", raw, raw_iters);
+  bench_report(raw_name, "raw", raw_size, "us", raw, raw_iters);
   report("am_short_rtt", 0, am, am_iters);
   bench_report_ratio("am_short_vs_raw", GASNET_CONDUIT_NAME_STR, 0, ratio, am_iters, 0);
 }
@@ -268,7 +283,7 @@ int main(int argc, char **argv) {
   if (strcmp(GASNET_CONDUIT_NAME_STR, "udp") == 0 && bench_wanted("raw_udp_rtt") &&
       raw_udp_open(&raw, seg, maxmed + 256)) {
     paired = bench_wanted("am_short_rtt");
-    if (paired) paired_udp_rtt(&raw, 100000 / scale, 100000 / scale);
+    if (paired) paired_rtt("raw_udp_rtt", 32, udp_rtt_one, &raw, 100000 / scale, 100000 / scale);
     else raw_udp_rtt_bench(&raw, 32, 100000 / scale);
     raw_udp_close(&raw);
   }
@@ -280,6 +295,24 @@ int main(int argc, char **argv) {
     raw_ofi_rtt_bench(&ofi_raw, 100000 / scale);
     raw_ofi_flood_bench(&ofi_raw, 1000000 / scale);
     raw_ofi_close(&ofi_raw);
+  }
+#endif
+#ifdef GASNET_CONDUIT_MPI
+  /* On mpi, an 8-byte MPI ping-pong of the same MPI (collective: every rank opens it). */
+  const gasneti_mpi_ops_t *mpi = bench_wanted("raw_mpi_rtt") ? raw_mpi_open() : NULL;
+  if (mpi) {
+    paired = bench_wanted("am_short_rtt");
+    if (paired) {
+      paired_rtt("raw_mpi_rtt", 8, mpi_rtt_one, (void *)mpi, 100000 / scale, 100000 / scale);
+    } else {
+      double samples[64];
+      for (int r = -1; r < repeats; r++) {
+        double t0 = now_us();
+        for (long i = 0; i < 100000 / scale; i++) mpi_rtt_one((void *)mpi);
+        if (r >= 0) samples[r] = (now_us() - t0) / (double)(100000 / scale);
+      }
+      if (gasnet_mynode() == 0) bench_report("raw_mpi_rtt", "raw", 8, "us", samples, 100000 / scale);
+    }
   }
 #endif
   if (gasnet_mynode() == 0) {

@@ -5,10 +5,12 @@
  * measured in the same run: a cache-line round trip through shared memory (the floor of a
  * direct get), a single-thread memcpy of the same sizes (the floor of a direct put) and an
  * AMShort round trip (the floor of an AM-path put or get) and, on the AM path between ranks
- * of one host, a two-core copy pipeline (copy_pipe.h: the floor of AM-path bandwidth), so
- * that a regression of any form shows as a ratio in one run.
+ * of one host, a two-core copy pipeline (copy_pipe.h: the floor of AM-path bandwidth), and on
+ * mpi a 1 MiB MPI_Isend stream of the same MPI (raw_mpi.h) timed repeat by repeat next to the
+ * 1 MiB nbi put stream, so that a regression of any form shows as a ratio in one run.
  * Usage: rma_bench [--json] [--quick] [--only NAME] */
 #include "copy_pipe.h"
+#include "raw_mpi.h"
 #include "raw_udp.h"
 #ifdef GASNET_CONDUIT_OFI
 #include "raw_ofi.h"
@@ -24,6 +26,8 @@ static gasnet_handler_t h_pong;
 static volatile long pongs;
 static void on_ping(gasnet_token_t t) { gasnet_AMReplyShort0(t, h_pong); }
 static void on_pong(gasnet_token_t t) { (void)t, pongs++; }
+static volatile long repeats_done; /* paired_mpi_stream's repeats rank 0 has finished */
+static void on_repeat(gasnet_token_t t) { (void)t, repeats_done++; }
 static void on_pipe(gasnet_token_t t, gasnet_handlerarg_t pid, gasnet_handlerarg_t fd) {
   (void)t, copy_pipe_pid = pid, copy_pipe_fd = fd;
 }
@@ -37,7 +41,7 @@ static const char *const names[] = {
     "put_nb_val_latency", "get_nb_val_latency", "memcpy_rate", "put_rate", "get_rate",
     "put_nb_rate", "get_nb_rate", "put_nbi_rate", "get_nbi_rate", "memcpy_bw", "put_bulk_bw",
     "get_bulk_bw", "put_nb_bw", "get_nb_bw", "put_nbi_bw", "get_nbi_bw", "copy_pipe_bw",
-    "raw_udp_stream", "raw_ofi_write_stream", "put_nb_latency_vs_put", "get_nb_latency_vs_get", "put_nbi_latency_vs_put",
+    "raw_udp_stream", "raw_ofi_write_stream", "raw_mpi_stream", "put_nb_latency_vs_put", "get_nb_latency_vs_get", "put_nbi_latency_vs_put",
     "get_nbi_latency_vs_get", "put_nb_rate_vs_put", "get_nb_rate_vs_get", "put_nbi_rate_vs_put",
     "get_nbi_rate_vs_get", "put_nb_val_latency_vs_put_val", "get_nb_val_latency_vs_get_val",
     "put_latency_vs_am_short", "get_latency_vs_am_short",
@@ -136,6 +140,38 @@ static void get_nbi_window(void *r, void *l, size_t n) {
   gasnet_wait_syncnbi_gets();
 }
 
+#ifdef GASNET_CONDUIT_MPI
+/* mpi: iters windows of WINDOW 1 MiB MPI_Isend messages next to as many 1 MiB nbi puts, repeat
+ * by repeat (MPI, then the puts), between ranks 0 and 1; put_nbi_bw_vs_raw is the median of
+ * the repeats' speed ratios. Rank 1 receives the stream into buf (WINDOW MiB), then serves the
+ * puts until rank 0 says the repeat is over. */
+static gasnet_handler_t h_repeat;
+static void paired_mpi_stream(const gasneti_mpi_ops_t *mpi, char *buf, void *remote, long iters) {
+  const int size = 1 << 20;
+  double raw[64], put[64], ratio[64];
+  for (int r = -1; r < repeats; r++) {
+    double t0 = now_us();
+    raw_mpi_stream(mpi, buf, size, WINDOW, iters);
+    double t1 = now_us();
+    if (gasnet_mynode() == 1) {
+      GASNET_BLOCKUNTIL(repeats_done == r + 2);
+      continue;
+    }
+    for (long i = 0; i < iters; i++) put_nbi_window(remote, buf, (size_t)size);
+    double t2 = now_us();
+    gasnet_AMRequestShort0(1, h_repeat);
+    if (r < 0) continue;
+    raw[r] = (t1 - t0) / (double)(iters * WINDOW);
+    put[r] = (t2 - t1) / (double)(iters * WINDOW);
+    ratio[r] = raw[r] / put[r];
+  }
+  if (gasnet_mynode() != 0) return;
+  bench_report("raw_mpi_stream", "raw", (size_t)size, "GiB/s", raw, iters * WINDOW);
+  report("put_nbi_bw", (size_t)size, put, iters * WINDOW, BANDWIDTH);
+  bench_report_ratio("put_nbi_bw_vs_raw", path, (size_t)size, ratio, iters * WINDOW, 1);
+}
+#endif
+
 /* ops_per_call: transfers of size bytes each call performs (WINDOW for windowed runs). */
 static void run(const char *name, op_fn fn, void *remote, void *local, size_t size, long iters,
                 int kind, int ops_per_call) {
@@ -189,10 +225,13 @@ int main(int argc, char **argv) {
   int quick = bench_args("rma_bench", argc, argv, names);
   gasnet_handlerentry_t table[] = {
       {0, (void (*)())on_stop}, {0, (void (*)())on_ping}, {0, (void (*)())on_pong},
-      {0, (void (*)())on_pipe}};
+      {0, (void (*)())on_pipe}, {0, (void (*)())on_repeat}};
   /* Segment: MAXSZ bytes of transfers, then a page for the cache-line ping-pong. */
-  if (gasnet_attach(table, 4, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
+  if (gasnet_attach(table, 5, MAXSZ + GASNET_PAGESIZE, 0) != GASNET_OK) gasnet_exit(1);
   h_ping = table[1].index, h_pong = table[2].index;
+#ifdef GASNET_CONDUIT_MPI
+  h_repeat = table[4].index;
+#endif
   if (gasnet_nodes() < 2) {
     fprintf(stderr, "rma_bench: needs at least 2 ranks (gasnetrun -n 2)\n");
     gasnet_exit(2);
@@ -226,6 +265,15 @@ int main(int argc, char **argv) {
   if (bench_wanted("raw_ofi_write_stream") && raw_ofi_open(&ofi_raw, seg, MAXSZ)) {
     raw_ofi_write_bench(&ofi_raw, local, 1u << 20, 2000 / scale + 1);
     raw_ofi_close(&ofi_raw);
+  }
+#endif
+#ifdef GASNET_CONDUIT_MPI
+  /* On mpi, a 1 MiB MPI_Isend stream of the same MPI (collective: every rank opens it). */
+  const gasneti_mpi_ops_t *mpi = bench_wanted("raw_mpi_stream") ? raw_mpi_open() : NULL;
+  if (mpi) {
+    char *buf = gasnet_mynode() == 0 ? local : malloc((size_t)WINDOW << 20);
+    paired_mpi_stream(mpi, buf, seg[1].addr, (256 / WINDOW) / scale + 1);
+    if (buf != local) free(buf);
   }
 #endif
   if (gasnet_mynode() == 0) {

@@ -69,10 +69,13 @@ static const gasneti_knob_t rows[] = {
      GASNETI_NOT_TUNED},
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
      "How gasnetrun starts ranks when -spawner is not given.", GASNETI_NOT_TUNED},
-    {"GASNET_MPI_THREAD", GASNETI_KNOB_ENUM, "SINGLE", 0, 0,
+    {"GASNET_MPI_THREAD", GASNETI_KNOB_ENUM, "", 0, 0,
      "SINGLE|FUNNELED|SERIALIZED|MULTIPLE", "", R, "all",
-     "Thread level the mpi spawner asks of MPI_Init_thread (raise it when the client uses MPI "
-     "from several threads itself); the job fails if MPI offers less.", GASNETI_NOT_TUNED},
+     "Thread level the mpi spawner asks of MPI_Init_thread (default: SINGLE for SEQ "
+     "libraries, SERIALIZED for PAR and PARSYNC; raise it to MULTIPLE when the client calls "
+     "MPI from a thread while another is in GASNet); the job fails, naming both, if MPI "
+     "grants less (also when the client initialized MPI first). The mpi conduit's PAR "
+     "library needs SERIALIZED or more.", GASNETI_NOT_TUNED},
     {"GASNET_SSH_SERVERS", GASNETI_KNOB_LIST, "", 0, 0, NULL, "", J, "all",
      "Hosts the ssh spawner may start ranks on, comma-separated (e.g. node1,node2).", GASNETI_NOT_TUNED},
     {"GASNET_SSH_CMD", GASNETI_KNOB_STRING, "ssh", 0, 0, NULL, "", J, "all",

@@ -55,6 +55,7 @@ extern gasnet_node_t *gasneti_supernode_of; /* per rank: supernode index */
 extern gasnet_node_t gasneti_host_count, gasneti_supernode_count;
 extern gasnet_node_t *gasneti_host_peers; /* ranks on this host, ascending */
 extern int gasneti_host_size, gasneti_host_index;
+extern int gasneti_host_cpus; /* CPUs the host's ranks may run on together (0: unknown) */
 extern int *gasneti_host_local; /* per rank: index among this host's ranks, or -1 */
 extern gasnet_node_t *gasneti_snode_peers; /* ranks of this supernode, ascending */
 extern int gasneti_snode_size, gasneti_snode_index;

@@ -1,5 +1,6 @@
 /* hostmap.c: which ranks share a host, and how a host's ranks split into supernodes.
  * Hosts and supernodes are numbered in the order of their lowest rank. */
+#include <sched.h>
 #include <string.h>
 
 #include "gasnet_internal.h"
@@ -17,11 +18,48 @@ static char (*host_names)[64]; /* per host index, for messages */
 
 const char *gasneti_host_name(gasnet_node_t rank) { return host_names[gasneti_host_of[rank]]; }
 
+int gasneti_host_cpus;
+
+/* What each rank says of itself: its host's name, and the CPUs it may run on (the first 128;
+ * bit 127 set means "more": then the host's count stays unknown). */
+enum { NAMELEN = sizeof gasneti_hostname };
+typedef struct {
+  char name[NAMELEN];
+  uint64_t cpus[2];
+} host_card_t;
+
+static void my_cpus(uint64_t cpus[2]) {
+  cpu_set_t set;
+  cpus[0] = cpus[1] = 0;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &set)) cpus[c < 127 ? c / 64 : 1] |= 1ull << (c < 127 ? c % 64 : 63);
+}
+
+/* The CPUs this host's ranks may run on together: a launcher that binds each rank to a core
+ * of its own (Open MPI's mpirun does for two ranks) leaves every rank one CPU, which alone
+ * would make the ranks look as if they outnumbered the host's cores. 0: unknown. */
+static int host_cpus(const host_card_t *cards, int n, int me) {
+  uint64_t all[2] = {0, 0};
+  for (int r = 0; r < n; r++) {
+    if (strncmp(cards[r].name, cards[me].name, NAMELEN)) continue;
+    if ((cards[r].cpus[1] >> 63) || !(cards[r].cpus[0] | cards[r].cpus[1])) return 0;
+    all[0] |= cards[r].cpus[0];
+    all[1] |= cards[r].cpus[1];
+  }
+  return __builtin_popcountll(all[0]) + __builtin_popcountll(all[1]);
+}
+
 void gasneti_hostmap_build(void) {
   int n = gasneti_nodes;
-  enum { NAMELEN = sizeof gasneti_hostname };
+  host_card_t mine = {{0}, {0, 0}}, *cards = gasneti_calloc((size_t)n, sizeof *cards);
+  memcpy(mine.name, gasneti_hostname, NAMELEN);
+  my_cpus(mine.cpus);
+  gasneti_bootstrap_exchange(&mine, sizeof mine, cards);
+  gasneti_host_cpus = host_cpus(cards, n, gasneti_mynode);
   char *names = gasneti_calloc((size_t)n, NAMELEN);
-  gasneti_bootstrap_exchange(gasneti_hostname, NAMELEN, names);
+  for (int r = 0; r < n; r++) memcpy(&names[r * NAMELEN], cards[r].name, NAMELEN);
+  free(cards);
 
   gasneti_host_of = gasneti_calloc((size_t)n, sizeof *gasneti_host_of);
   gasneti_supernode_of = gasneti_calloc((size_t)n, sizeof *gasneti_supernode_of);

@@ -2,6 +2,7 @@
  * Poll while the host has a core per waiting thread; give the core away when they outnumber
  * the cores. */
 #include <sched.h>
+#include <stdio.h>
 
 #include "conduit.h"
 #include "gasnet_internal.h"
@@ -51,6 +52,8 @@ static void count_waiter(void) {
 void gasneti_wait_init(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+  /* The host's ranks together, when they may run on different CPUs (each bound to one). */
+  if (gasneti_host_cpus > cpus) cpus = gasneti_host_cpus;
   /* Oversubscribed: a spinning waiter would hold the core the rank it waits for needs. The
    * rank cannot see ranks of other "hosts" sharing its cores (containers, fake hosts on one
    * machine): GASNET_WAIT_MODE says so. */
@@ -59,6 +62,11 @@ void gasneti_wait_init(void) {
   else if (gasneti_knob_enum_is("GASNET_WAIT_MODE", "spinblock")) wait_mode = GASNET_WAIT_SPINBLOCK;
   else auto_mode = true;
   atomic_store(&runtime_yields, auto_mode && gasneti_host_size > cpus);
+  if (auto_mode && gasneti_mynode == 0 && gasneti_knob_bool("GASNET_VERBOSEENV"))
+    fprintf(stderr, "GASNET_WAIT_MODE auto: %s (%d ranks on host %s, %d CPUs for them)
+",
+            gasneti_host_size > cpus ? "block" : "spin", gasneti_host_size, gasneti_hostname,
+            cpus);
 }
 
 int gasnet_set_waitmode(int mode) {

@@ -111,14 +111,16 @@ static int by_string(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names handed on by name: the environment's, less the session's and launchers' own, plus
- * the spawner's mark; sorted (Python's sorted() on ASCII names is strcmp's order). */
-static void handed_on(gasneti_strv_t *names) {
+/* The names handed on by name: the environment's, less the session's and launchers' own and
+ * the template's variable (the launcher's environment lacks it), plus the spawner's mark;
+ * sorted (Python's sorted() on ASCII names is strcmp's order). */
+static void handed_on(gasneti_strv_t *names, const char *variable) {
   for (char **e = environ; *e; e++) {
     const char *eq = strchr(*e, '=');
     if (!eq) continue;
     char *name = gasneti_front_printf("%.*s", (int)(eq - *e), *e);
-    if (gasneti_launch_handed_on(name)) gasneti_strv_take(names, name);
+    if (gasneti_launch_handed_on(name) && strcmp(name, variable) != 0)
+      gasneti_strv_take(names, name);
     else free(name);
   }
   gasneti_strv_push(names, "GASNETRUN_SPAWNER");
@@ -127,7 +129,7 @@ static void handed_on(gasneti_strv_t *names) {
 
 /* Options after the launcher's name unless the template already gives them: the environment
  * (Open MPI -x each, Hydra -genvlist, srun --export=ALL) and srun's --kill-on-bad-exit. */
-static void add_options(gasneti_front_job_t *job, const char *flavour) {
+static void add_options(gasneti_front_job_t *job, const char *flavour, const char *variable) {
   gasneti_strv_t options = {0};
   const gasneti_strv_t *argv = &job->argv;
   int env_given = given(argv, "-x", 0) || given(argv, "-genvlist", 0) ||
@@ -135,7 +137,7 @@ static void add_options(gasneti_front_job_t *job, const char *flavour) {
                   given(argv, "-envlist", 0) || given(argv, "--export", 1);
   if (!env_given) {
     gasneti_strv_t names = {0};
-    if (strcmp(flavour, "slurm") != 0) handed_on(&names);
+    if (strcmp(flavour, "slurm") != 0) handed_on(&names, variable);
     if (strcmp(flavour, "openmpi") == 0) {
       for (size_t i = 0; i < names.n; i++) {
         gasneti_strv_push(&options, "-x");
@@ -196,7 +198,7 @@ int gasneti_front_build_command(gasneti_front_job_t *job, char **args, int nargs
     return 0; /* not found (Python names it), or never asked what it is */
   if (strcmp(flavour, "openmpi") == 0 || strcmp(flavour, "hydra") == 0 ||
       strcmp(flavour, "slurm") == 0)
-    add_options(job, flavour);
+    add_options(job, flavour, variable);
   launcher_environment(job, variable);
   const char *names[] = {"GASNET_EXITTIMEOUT", "GASNET_EXITTIMEOUT_MAX", "GASNET_EXITTIMEOUT_MIN",
                          "GASNET_EXITTIMEOUT_FACTOR"};

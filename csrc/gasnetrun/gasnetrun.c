@@ -57,7 +57,13 @@ static int plan(int argc, char **argv, gasneti_front_job_t *job) {
   gasneti_front_args_t args;
   if (!gasneti_front_parse_args(argc, argv, &args)) return 0;
   job->nranks = (int)args.nranks;
-  if (!gasneti_front_choose_spawner(&args, &job->spawner)) return 0;
+  /* Unasked (no -spawner, no GASNET_SPAWNER), the program may decide (below). */
+  const char *setting = gasneti_front_env("GASNET_SPAWNER");
+  int asked = args.spawner || (setting && !gasneti_front_blank(setting));
+  if (!gasneti_front_choose_spawner(&args, &job->spawner)) {
+    if (asked) return 0;
+    job->spawner = NULL;
+  }
   if (!gasneti_front_check_environment()) return 0;
   const char *host_variable = NULL;
   if (!gasneti_front_check_host(job->nranks, &host_variable, &job->descriptors)) return 0;
@@ -72,6 +78,13 @@ static int plan(int argc, char **argv, gasneti_front_job_t *job) {
    * conduit on a job that may span the allocation's hosts, to refuse or allow. */
   if (gasneti_front_has_word(gasneti_front_planned, ident.conduit)) return 0;
   if (host_variable && !gasneti_front_has_word(gasneti_front_multi_host, ident.conduit)) return 0;
+  /* A library whose only spawner is mpi (the mpi conduit's) gets it unasked, as Python gives
+   * it (cli.choose_spawner: none of the spawners the environment suggests is the program's). */
+  if (!asked && (!job->spawner || !gasneti_front_has_word(ident.spawners, job->spawner))) {
+    if (strcmp(ident.spawners, "mpi") != 0 || !gasneti_front_has_word(gasneti_front_spawners, "mpi"))
+      return 0;
+    job->spawner = "mpi";
+  }
   if (!gasneti_front_has_word(ident.spawners, job->spawner)) return 0;
   return gasneti_front_build_command(job, argv + args.program, argc - args.program);
 }

@@ -176,8 +176,11 @@ def exported_names(values: list[str]) -> list[str]:
 
 
 def choose_spawner(requested: str | None, env: dict[str, str], hosts: list[str],
-                   found: Mapping[str, SpawnerModule]) -> tuple[Spawner, str]:
-    """-spawner= > GASNET_SPAWNER > the environment; returns the spawner and why."""
+                   found: Mapping[str, SpawnerModule],
+                   ident: ProgramIdent | None = None, program: str = "") -> tuple[Spawner, str]:
+    """-spawner= > GASNET_SPAWNER > the environment; returns the spawner and why. Unasked, a
+    program whose library has none of the spawners the environment suggests gets one it has
+    (the mpi conduit's library has only mpi: its ranks need MPI)."""
     if requested:
         why = "-spawner"
     elif env.get("GASNET_SPAWNER", "").strip():
@@ -185,11 +188,15 @@ def choose_spawner(requested: str | None, env: dict[str, str], hosts: list[str],
     else:
         # The spawners that fit the situation best come first.
         for name in ("pmi", "ssh", "local"):
-            if name in found:
+            if name in found and (ident is None or name in ident.spawners):
                 spawner = found[name].create()
                 reason = spawner.applies(env, hosts)
                 if reason:
                     return spawner, reason
+        own = [name for name in (ident.spawners if ident else []) if name in found]
+        if own:
+            return found[own[0]].create(), (f"{os.path.basename(program)}'s library has no "
+                                             f"other ({', '.join(own)})")
         raise UsageError("no spawner applies to this environment")
     if requested not in found:
         raise UsageError(f"spawner '{requested}' (from {why}) is not available; this build has: "
@@ -209,7 +216,8 @@ def check_program(ident: ProgramIdent | None, plan: Plan, spawner: Spawner) -> N
                          f"{', '.join(info['multi_host_conduits']) or 'none in this build'})")
     if spawner.name not in ident.spawners:
         raise UsageError(f"{plan.program} has no '{spawner.name}' spawner (its library has "
-                         f"{', '.join(ident.spawners) or 'none'}); choose one of those or rebuild")
+                         f"{', '.join(ident.spawners) or 'none'}); choose one of those "
+                         "(-spawner=NAME) or rebuild")
 
 
 class DryRunRank(TypedDict):
@@ -295,8 +303,9 @@ def main(argv: list[str] | None = None) -> int:
         plain_env = {k: s.value for k, s in settings.items()}
         found_hosts = find_hosts(args.hosts, args.hostfile, plain_env)
         host_names = [h.name for h in found_hosts[0]] if found_hosts else []
+        ident = read_ident(program)
         spawner, why = choose_spawner(args.spawner, plain_env, host_names,
-                                      spawner_registry.available())
+                                      spawner_registry.available(), ident, program)
         shares = plan_hosts(spawner, args, found_hosts)
     except (UsageError, EnvFileError, HostError) as err:
         return usage_error(parser, str(err))
@@ -327,7 +336,6 @@ def main(argv: list[str] | None = None) -> int:
         plan.notes += spawner.plan_notes(plan)
     except ValueError as err:  # the spawner's own settings (e.g. a malformed PMIRUN_CMD)
         return usage_error(parser, str(err))
-    ident = read_ident(program)
     try:
         check_program(ident, plan, spawner)
         if args.connect:

@@ -58,14 +58,16 @@ def host_counts(plan: Plan) -> str:
     return ",".join(f"{h.name}:{len(h.ranks)}" for h in plan.hosts)
 
 
-def handed_on(plan: Plan) -> list[str]:
+def handed_on(plan: Plan, variable: str = "") -> list[str]:
     """The names every rank must get from the launcher: with --env-only the -E names and the
-    knobs, else everything but the caller's session and launchers' own variables."""
+    knobs, else everything but the caller's session and launchers' own variables; never the
+    template's own variable, which the launcher's environment lacks (Open MPI warns of a -x
+    it cannot find)."""
     if plan.env_only:
         names = {k for k in plan.env if k in plan.exported or k.startswith("GASNET_")}
     else:  # not the caller's session, nor a launcher's own (csrc/gasnetrun/launch_env.c)
         names = {k for k in plan.env if k in plan.exported or _native.launch_handed_on(k)}
-    return sorted(names)
+    return sorted(names - {variable})
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,8 @@ def launch_command(plan: Plan, template: str, variable: str, placed: bool,
     options: list[str] = []
     if not given & {"-x", "-genvlist", "-genvall", "-genvnone", "-envlist"} and \
             not any(w.startswith("--export") for w in given):
-        options += flavour.environment(plan, sorted(set(handed_on(plan)) | set(extra_names)))
+        options += flavour.environment(plan, sorted(set(handed_on(plan, variable))
+                                                    | set(extra_names)))
     if not any(w.startswith(("--kill-on-bad-exit", "-K")) for w in given):
         options += flavour.semantics()
     if placed and "%H" not in template and not given & {"--host", "-H", "-hosts", "-w",

@@ -1,0 +1,220 @@
+/* mpi_recv.c: from MPI messages to AMs. Every receive slot is pre-posted for any source; MPI
+ * matches an arriving message to the oldest posted receive, so the slots are tested oldest
+ * first, which keeps each peer's messages in the order it sent them (a Long's pieces before
+ * its handler). A handler runs on the slot's buffer, which is posted again after it returns.
+ * A request that arrives where only replies may run (a handler waiting to send) is copied
+ * aside and run at the next poll that allows requests. */
+#include <string.h>
+
+#include "mpi_internal.h"
+
+#if GASNETI_THREADS
+/* One thread receives at a time; the one that does may receive again from inside a handler
+ * it runs (a handler waiting for a send slot must keep draining, or two ranks whose handlers
+ * both wait could each hold what the other needs). */
+static gasneti_spinlock_t poller = GASNETI_SPINLOCK_INIT;
+static GASNETI_TLS int poller_depth;
+#endif
+
+typedef struct deferred {
+  struct deferred *next;
+  int src;
+  uint32_t len;
+  uint8_t data[];
+} deferred_t;
+static deferred_t *deferred_head, **deferred_tail = &deferred_head;
+
+static bool bad(const char *why, int src) {
+  static int told;
+  if (told++ < 3) gasneti_warning("mpi: dropped a malformed message from rank %d (%s)", src, why);
+  return false;
+}
+
+/* What a message says of itself against what arrived; false drops it. */
+static bool valid(const gasnetc_mpi_msg_t *m, uint32_t len, int src) {
+  if (m->category > GASNETI_AM_LONG || m->nargs > 16) return bad("bad category or arguments", src);
+  uint32_t head = gasnetc_mpi_head_bytes(m->nargs);
+  bool direct = m->flags & MPIC_DIRECT;
+  if (head > len || len - head != (direct ? 0 : m->chunk)) return bad("length", src);
+  if (direct && (m->category != GASNETI_AM_LONG || !m->chunk)) return bad("direct payload", src);
+  if (m->category == GASNETI_AM_SHORT && m->chunk) return bad("a Short with a payload", src);
+  if (m->category == GASNETI_AM_MEDIUM && (m->nbytes > GASNETC_MAX_MEDIUM || m->chunk != m->nbytes))
+    return bad("Medium length", src);
+  if (m->category == GASNETI_AM_LONG) {
+    bool frag = m->flags & GASNETI_AM_FRAG;
+    if (m->chunk > m->nbytes || (!frag && (m->flags & GASNETI_AM_TAIL) == 0 && m->chunk))
+      return bad("Long piece length", src);
+    if (!gasneti_in_segment(gasneti_mynode, (void *)(uintptr_t)m->dst, frag ? m->chunk : m->nbytes))
+      return bad("Long outside this rank's segment", src);
+  }
+  return true;
+}
+
+/* Runs one message (lock not held), then settles its credit. */
+static void run(int src, const gasnetc_mpi_msg_t *m) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  bool reply = m->flags & MPIC_REPLY;
+  gasneti_am_t am = {.category = m->category, .handler = m->handler, .nargs = m->nargs,
+                     .flags = m->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL),
+                     .nbytes = m->nbytes, .chunk = m->chunk,
+                     .args = (const gasnet_handlerarg_t *)MPIC_ARGS(m),
+                     .payload = (const uint8_t *)m + gasnetc_mpi_head_bytes(m->nargs),
+                     .dst = m->dst};
+  gasneti_token_t token = {.src = (gasnet_node_t)src, .is_request = !reply};
+  if (am.flags & GASNETI_AM_FRAG) {
+    gasneti_am_deliver(NULL, &am); /* a copy into place; no handler, no credit */
+    return;
+  }
+  gasneti_am_deliver(&token, &am);
+  gasnetc_mpi_lock_take();
+  bool overdue = false;
+  if (reply) {
+    gasneti_credit_returned(&s->credits, src, 1);
+  } else if (!token.replied) { /* an implicit reply: the credit is owed */
+    gasneti_credit_owe(&s->credits, src);
+    overdue = gasneti_credit_overdue(&s->credits, src);
+  }
+  gasnetc_mpi_lock_drop();
+  if (overdue) gasnetc_mpi_send_ctrl(src, MPIC_CREDITS, 0, 0, true);
+}
+
+static void control(int src, const gasnetc_mpi_msg_t *m) {
+  switch (m->handler) {
+    case MPIC_EXIT: gasneti_exit_post((int32_t)m->nbytes, m->chunk); break;
+    case MPIC_FINISHED: gasnetc_mpi.peers[src].finished = true; break;
+    default: break; /* credits only: already counted */
+  }
+}
+
+static void defer(int src, const uint8_t *buf, uint32_t len) {
+  deferred_t *d = gasneti_malloc(sizeof *d + len);
+  d->next = NULL;
+  d->src = src;
+  d->len = len;
+  memcpy(d->data, buf, len);
+  *deferred_tail = d;
+  deferred_tail = &d->next;
+}
+
+static int run_deferred(void) {
+  int ran = 0;
+  for (;;) {
+    gasnetc_mpi_lock_take();
+    deferred_t *d = deferred_head;
+    if (d && !(deferred_head = d->next)) deferred_tail = &deferred_head;
+    gasnetc_mpi_lock_drop();
+    if (!d) return ran;
+    run(d->src, (const gasnetc_mpi_msg_t *)(const void *)d->data);
+    free(d);
+    ran++;
+  }
+}
+
+static void repost(int slot) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  int rc = s->ops->recv_post(slot, s->rbufs + (size_t)slot * s->rcap, (int)s->rcap);
+  if (rc) gasnetc_mpi_fail(rc, "MPI_Irecv", -1);
+  s->posted[(s->head + s->nposted++) % s->nrecv] = slot;
+}
+
+/* A Long piece's payload that follows its header as a message of its own: into the segment,
+ * where the header says (lock held); then the header reads as that of a Long whose payload
+ * is in place. One that fails the checks is still taken (the next one must not get it). */
+static bool take_direct(gasnetc_mpi_msg_t *m, int src, bool ok) {
+  static uint8_t *scratch;
+  uint8_t *at = (uint8_t *)(uintptr_t)m->dst;
+  if (!(m->flags & GASNETI_AM_FRAG)) at += m->nbytes - m->chunk;
+  if (!ok) {
+    if (m->chunk > GASNETC_MAX_MEDIUM)
+      gasneti_fatalerror("mpi: rank %d sent a Long piece of %u bytes, larger than any", src,
+                         (unsigned)m->chunk);
+    if (!scratch) scratch = gasneti_malloc(GASNETC_MAX_MEDIUM);
+    at = scratch;
+  }
+  int rc = gasnetc_mpi.ops->recv_data(at, (int)m->chunk, src);
+  if (rc) gasnetc_mpi_fail(rc, "MPI_Recv (a Long's payload)", src);
+  m->flags &= (uint8_t) ~(MPIC_DIRECT | GASNETI_AM_TAIL);
+  m->chunk = 0;
+  return ok;
+}
+
+/* The message in slot (lock held; dropped while a handler runs). Returns messages run. */
+static int receive(int slot, int src, uint32_t len, int which) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  uint8_t *buf = s->rbufs + (size_t)slot * s->rcap;
+  gasnetc_mpi_msg_t *m = (gasnetc_mpi_msg_t *)buf;
+  if (src < 0 || src >= (int)gasneti_nodes || src == (int)gasneti_mynode)
+    return bad("not from another rank of the job", src);
+  if (len < sizeof *m) return bad("shorter than a header", src);
+  if (!s->peers[src].network) { /* a supernode peer: the exit's runtime messages only */
+    if ((m->flags & MPIC_CTRL) && len == sizeof *m) control(src, m);
+    else bad("an AM from a rank of this supernode", src);
+    return 0;
+  }
+  if (m->credits) gasneti_credit_returned(&s->credits, src, m->credits);
+  if (m->flags & MPIC_CTRL) {
+    control(src, m);
+    return 0;
+  }
+  bool ok = valid(m, len, src);
+  if (m->flags & MPIC_DIRECT) {
+    bool frag = m->flags & GASNETI_AM_FRAG;
+    if (!take_direct(m, src, ok) || frag) return 0; /* a leading piece: it is in place */
+    len = gasnetc_mpi_head_bytes(m->nargs);
+  } else if (!ok) {
+    return 0;
+  }
+  if (!(m->flags & (MPIC_REPLY | GASNETI_AM_FRAG)) && !(which & GASNETI_POLL_REQUESTS)) {
+    defer(src, buf, len);
+    return 0;
+  }
+  gasnetc_mpi_lock_drop();
+  run(src, m);
+  gasnetc_mpi_lock_take();
+  return !(m->flags & GASNETI_AM_FRAG);
+}
+
+int gasnetc_mpi_poll(int which) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  int ran = 0;
+  gasnetc_mpi_lock_take();
+  /* Receives are posted again here rather than right after their message ran: the MPI_Irecv
+   * then falls in the wait for the next message, not between a message and the caller that
+   * waits for it (a round trip's reply). */
+  while (s->nunposted) repost(s->unposted[--s->nunposted]);
+  /* Sends give their slots back in batches: a completed eager send needs nothing more, and
+   * an MPI_Testsome per poll (a pass of MPI's progress engine) cost Open MPI's AMShort round
+   * trip ~1 us here. A send that finds no slot free reaps at once (mpi_send.c). */
+  if (s->inflight > s->nsend / 2) gasnetc_mpi_reap();
+#if GASNETI_THREADS
+  if (poller_depth || gasneti_spin_trylock(&poller)) {
+    poller_depth++;
+#endif
+    /* A bounded batch: a flood must not keep this call from returning. */
+    for (int budget = 64; budget > 0 && s->nposted; budget--) {
+      int slot = s->posted[s->head], done = 0, src = -1, len = 0;
+      int rc = s->ops->recv_test(slot, &done, &src, &len);
+      if (rc) gasnetc_mpi_fail(rc, "MPI_Test (a receive)", -1);
+      if (!done) break;
+      s->head = (s->head + 1) % s->nrecv;
+      s->nposted--;
+      ran += receive(slot, src, (uint32_t)len, which);
+      s->unposted[s->nunposted++] = slot;
+    }
+#if GASNETI_THREADS
+    if (--poller_depth == 0) gasneti_spin_unlock(&poller);
+  }
+#endif
+  gasnetc_mpi_lock_drop();
+  if ((which & GASNETI_POLL_REQUESTS) && deferred_head) ran += run_deferred();
+  return ran;
+}
+
+void gasnetc_mpi_recv_init(void) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  s->rbufs = gasneti_malloc((size_t)s->nrecv * s->rcap);
+  s->posted = gasneti_malloc(sizeof(int) * (size_t)s->nrecv);
+  s->unposted = gasneti_malloc(sizeof(int) * (size_t)s->nrecv);
+  s->head = s->nposted = 0;
+  for (int slot = 0; slot < s->nrecv; slot++) repost(slot);
+}
