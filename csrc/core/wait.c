@@ -63,8 +63,7 @@ void gasneti_wait_init(void) {
   else auto_mode = true;
   atomic_store(&runtime_yields, auto_mode && gasneti_host_size > cpus);
   if (auto_mode && gasneti_mynode == 0 && gasneti_knob_bool("GASNET_VERBOSEENV"))
-    fprintf(stderr, "GASNET_WAIT_MODE auto: %s (%d ranks on host %s, %d CPUs for them)
-",
+    fprintf(stderr, "GASNET_WAIT_MODE auto: %s (%d ranks on host %s, %d CPUs for them)\n",
             gasneti_host_size > cpus ? "block" : "spin", gasneti_host_size, gasneti_hostname,
             cpus);
 }

@@ -203,3 +203,7 @@ void gasnetc_fini(void) {
   drain(1.0);
   gasnetc_mpi_lock_drop();
 }
+
+/* A process no launcher started: the mpi spawner's bootstrap (MPI_Init) makes it a job of one,
+ * as MPI does for a singleton; the conduit has no start-up convention of its own. */
+void gasnetc_unlaunched(int *argc, char ***argv) { (void)argc, (void)argv; }

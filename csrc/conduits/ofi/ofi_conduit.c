@@ -216,3 +216,7 @@ void gasnetc_fini(void) {
     if (ofi.peers[r].network && !ofi.peers[r].finished) ofi_send_ctrl(r, OFI_CTRL_FIN, 0);
   ofi_lock_drop();
 }
+
+/* A process no launcher started: a job of one; the conduit has no start-up convention of its
+ * own. */
+void gasnetc_unlaunched(int *argc, char ***argv) { (void)argc, (void)argv; }
