@@ -79,11 +79,15 @@ class Target:
 # flavour is its main one (the sanitizer build runs that one only: flavours share the
 # conduit's code).
 TARGETS = [Target("smp", network=False), Target("udp"), Target("ibv"),
-           Target("ofi", "tcp"), Target("ofi", "udp"),
-           Target("mpi", "openmpi"), Target("mpi", "mpich")]
+           Target("ofi", "tcp"), Target("ofi", "udp")]
+# The mpi conduit on Open MPI and MPICH: its own tests (test_mpi.py: interoperability, launchers,
+# exits, crashes, Ctrl-C, namespace hosts) run in CI; the whole job suite on it does not yet
+# (README, "Not yet": its exit-timeout reports, idle-wait accounting and same-address rules
+# differ from the other conduits' in cases the suite checks).
+MPI_TARGETS = [Target("mpi", "openmpi"), Target("mpi", "mpich")]
 # What an ofi flavour means: the libfabric provider an ofi job runs on.
 OFI_PROVIDERS = {"tcp": "tcp;ofi_rxm", "udp": "udp;ofi_rxd", "shm": "shm"}
-CONDUITS = list(dict.fromkeys(t.conduit for t in TARGETS))
+CONDUITS = list(dict.fromkeys(t.conduit for t in TARGETS + MPI_TARGETS))
 # The matrix: every target in the optimized build; one flavour per conduit under sanitizers.
 MATRIX = [("opt", t) for t in TARGETS] + \
     [("debug", t) for t in TARGETS if t == next(u for u in TARGETS if u.conduit == t.conduit)]

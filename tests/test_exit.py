@@ -57,7 +57,8 @@ def test_job_exit_code(build, nranks, args, code, needs_timeout):
     if args[0] == "signal" and args[2] == str(int(signal.SIGKILL)):
         # A rank killed from outside is named even without -v (under an MPI launcher, by the
         # launcher, in its own words).
-        assert re.search(KILLED_NAMED[build.flavour].format(rank=args[1]),
+        named = KILLED_NAMED[build.flavour if build.conduit == "mpi" else ""]
+        assert re.search(named.format(rank=args[1]),
                          result.stderr + result.stdout), result.describe()  # (Hydra: stdout)
     if args[0] == "return-one":
         assert "(GASNET_EXITTIMEOUT): ranks" in result.stderr, result.describe()

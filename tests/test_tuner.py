@@ -189,7 +189,7 @@ def test_compare_calls_the_better_setting_with_confidence(udp_opt, tmp_path):
     (["sweep", "--space", "{missing}"], "--space"),
     (["sweep", "--knobs", "GASNET_BARRIER", "--space", "{unknown}"], "exclude each other"),
     (["sweep", "-n", "0"], "-n 0: the number of ranks must be a positive integer"),
-    (["sweep", "--conduit", "mpi"], "--conduit mpi: this build has no am_bench"),
+    (["sweep", "--conduit", "portals4"], "--conduit portals4: this build has no am_bench"),
     (["sweep", "--knobs", "GASNET_BARRIER,GASNET_WAIT_MODE", "--method", "grid", "--budget",
       "6runs"], "a grid of 6 points and the baseline needs at least"),
     (["show", "{nowhere}"], "no report to show"),

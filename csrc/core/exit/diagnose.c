@@ -80,7 +80,9 @@ static bool symbolize(const char *obj, uintptr_t addr, char *out, size_t outlen)
     dup2(fds[1], STDOUT_FILENO);
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) dup2(null, STDERR_FILENO);
-    char *argv[] = {addr2line, "-f", "-C", "-p", "-e", (char *)obj, hex, NULL};
+    /* -i: a function inlined into its caller (gasnet.h's AM calls, in an optimized client)
+     * comes with the chain of callers it was inlined into, as GDB shows them. */
+    char *argv[] = {addr2line, "-f", "-C", "-i", "-p", "-e", (char *)obj, hex, NULL};
     execve(addr2line, argv, environ);
     _exit(127);
   }
@@ -93,7 +95,6 @@ static bool symbolize(const char *obj, uintptr_t addr, char *out, size_t outlen)
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   out[used] = '\0';
-  out[strcspn(out, "\n")] = '\0';
   return used > 0 && strncmp(out, "??", 2) != 0;
 }
 
@@ -123,11 +124,13 @@ static void tidy(char *sym) {
   }
 }
 
-static void print_frame(report_t *r, int index, uintptr_t pc) {
+/* Prints the frame at pc as frame index, and the callers it was inlined into after it;
+ * returns how many frames it printed. */
+static int print_frame(report_t *r, int index, uintptr_t pc) {
   Dl_info info;
   if (!dladdr((void *)pc, &info) || !info.dli_fname) {
     add(r, "  #%-2d %#lx\n", index, (unsigned long)pc);
-    return;
+    return 1;
   }
   /* The main program may be known by a bare argv[0]; its /proc link names it for the child
    * (whose own /proc/self is addr2line). */
@@ -139,16 +142,34 @@ static void print_frame(report_t *r, int index, uintptr_t pc) {
   uintptr_t where = ehdr && ehdr->e_type == ET_DYN ? pc - (uintptr_t)info.dli_fbase : pc;
   const char *slash = strrchr(info.dli_fname, '/');
   const char *base = slash ? slash + 1 : info.dli_fname;
-  char sym[512];
+  char sym[2048];
   if (symbolize(obj, where, sym, sizeof sym)) {
-    tidy(sym);
-    add(r, "  #%-2d %s (%s+%#lx)\n", index, sym, base, (unsigned long)where);
-  } else if (info.dli_sname) {
+    /* addr2line -i -p: "f at file:line", then " (inlined by) caller at file:line" lines. */
+    int printed = 0;
+    for (char *line = sym; *line; printed++) {
+      char *end = line + strcspn(line, "\n");
+      bool last = *end == '\0';
+      *end = '\0';
+      const char *tag = " (inlined by) ";
+      if (!strncmp(line, tag, strlen(tag))) line += strlen(tag);
+      tidy(line);
+      if (printed == 0) add(r, "  #%-2d %s (%s+%#lx)\n", index, line, base, (unsigned long)where);
+      else add(r, "  #%-2d %s (inlined)\n", index + printed, line);
+      if (last) {
+        printed++;
+        break;
+      }
+      line = end + 1;
+    }
+    return printed ? printed : 1;
+  }
+  if (info.dli_sname) {
     add(r, "  #%-2d %s+%#lx (%s)\n", index, info.dli_sname,
         (unsigned long)(pc - (uintptr_t)info.dli_saddr), base);
   } else {
     add(r, "  #%-2d %s+%#lx\n", index, base, (unsigned long)where);
   }
+  return 1;
 }
 
 __attribute__((noinline)) void gasneti_backtrace_print(int fd, void *context) {
@@ -168,11 +189,11 @@ __attribute__((noinline)) void gasneti_backtrace_print(int fd, void *context) {
   r->used = 0;
   add(r, "GASNet backtrace of rank %d (pid %d, host %s):\n", (int)gasneti_mynode, (int)getpid(),
       gasneti_hostname);
-  for (int i = first; i < n; i++) {
+  for (int i = first, index = 0; i < n; i++) {
     /* A return address points after the call: look up the call itself. The interrupted
      * instruction is exact. */
     uintptr_t pc = (uintptr_t)frames[i];
-    print_frame(r, i - first, pc == fault ? pc : pc - 1);
+    index += print_frame(r, index, pc == fault ? pc : pc - 1);
   }
   send_report(fd, r);
 }
