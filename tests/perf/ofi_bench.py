@@ -124,7 +124,7 @@ def measure(cluster: Cluster, providers: list[str], repeats: int, as_json: bool)
 
     def bench(conduit: str, prog: str, only: str, extra: dict[str, str]) -> dict:
         argv = cluster.inside(1, [gasnetrun, "-n", "2", "-H", hosts,
-                                  str(BUILD / conduit / "bench" / f"{prog}-seq"), "--json",
+                                  str(BUILD / conduit / "bench" / f"{prog}-seq"), "--json", "--quick",
                                   "--only", only])
         return records(run(argv, {**env, **extra}))
 
