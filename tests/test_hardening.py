@@ -230,3 +230,18 @@ def test_verbose_says_which_ranks_the_launcher_ended(opt_build):
     ended = re.findall(r"rank (\d) \(pid \d+, host \S+\) ended by the launcher", result.stderr)
     assert sorted(ended) == ["1", "2"], result.stderr
     assert not re.search(r"rank [12] .*failed", result.stderr), result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="a private /dev/shm needs root and unshare")
+def test_a_job_that_does_not_fit_in_shared_memory_is_refused_before_launch(opt_build):
+    """64 ranks in a mount namespace whose /dev/shm holds 256 KiB: gasnetrun names what the AM
+    queues need and what is free, and starts nothing (the namespace's /dev/shm goes with it)."""
+    script = (f"mount -t tmpfs -o size=256k tmpfs /dev/shm && exec {opt_build.gasnetrun} -n 64 "
+              f"{opt_build.test_program('exit_test')} return")
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], env=job_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert re.search(r"the AM queues of 64 ranks need \d+ bytes of /dev/shm but only 262144 "
+                     r"are free", proc.stderr), proc.stderr
+    assert "the job was not started (it does not fit in shared memory)" in proc.stderr, proc.stderr
