@@ -318,15 +318,40 @@ def _applies(item: pytest.Item, case: dict[str, object]) -> bool:
     return True
 
 
+def _sampled(case: dict[str, object]) -> bool:
+    """Targets that run one case of each test function, not every parameter: the sanitizer
+    build of the conduits whose transport is a library's (ibv on fakeverbs, ofi), and the
+    optimized build of a conduit's other flavours (ofi on rxd; its code is ofi-tcp's). The
+    parameters' paths through the shared core are smp's and udp's, which run every case in
+    both builds. GASNET_TEST_FULL_MATRIX=1 runs every case everywhere."""
+    conduit, flavour = case.get("conduit"), case.get("flavour")
+    if conduit is None:
+        return False
+    if case.get("variant") == "debug":
+        return conduit not in ("smp", "udp")
+    main = next(t.flavour for t in TARGETS if t.conduit == conduit) \
+        if any(t.conduit == conduit for t in TARGETS) else flavour
+    return flavour != main
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Only the cases that apply are collected; the quick tier gets the unit tests and the
-    first case of every job test on the optimized smp build."""
-    kept, dropped, first = [], [], set()
+    """Only the cases that apply are collected (and on sampled targets, one per test
+    function); the quick tier gets the unit tests and the first case of every job test on the
+    optimized smp build."""
+    kept, dropped, first, sampled = [], [], set(), set()
+    full = os.environ.get("GASNET_TEST_FULL_MATRIX") == "1"
     for item in items:
         case = _case(item)
         if not _applies(item, case):
             dropped.append(item)  # reported as deselected: not a test of anything
             continue
+        if not full and _sampled(case):
+            key = (item.nodeid.split("::")[0], getattr(item, "originalname", item.name),
+                   case.get("variant"), case.get("conduit"), case.get("flavour"))
+            if key in sampled:
+                dropped.append(item)
+                continue
+            sampled.add(key)
         kept.append(item)
         if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())) \
                 or getattr(case.get("runner"), "slurm", False):
