@@ -7,6 +7,7 @@ not run on it yet: conftest's MPI_TARGETS.)"""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 
@@ -222,9 +223,15 @@ def slurm_hosts(tmp_path_factory):
 
 # srun offers PMIx to Open MPI ranks and PMI-2 (which MPICH's PMI client speaks) to MPICH's.
 ACROSS = {"openmpi": "srun --mpi=pmix -n %N %C", "mpich": "srun --mpi=pmi2 -n %N %C"}
+# Not Open MPI: its 4.1.4 (Debian 12's) crashes here about one job in twenty inside MPI_Init,
+# between hosts over ob1 and its TCP BTL (a core dump: a call through a NULL pointer from
+# mca_btl_tcp.so's event handler, no GASNet frame above PMPI_Init_thread), and its UCX PML
+# finds no TCP device in a network namespace entered without its own /sys. The mpi conduit's
+# README says so; `MPI_ACROSS_FLAVOURS=openmpi,mpich` is how to run it by hand.
+ACROSS_FLAVOURS = os.environ.get("MPI_ACROSS_FLAVOURS", "mpich").split(",")
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("flavour", ACROSS_FLAVOURS)
 def test_jobs_across_four_namespace_hosts(slurm_hosts, flavour):
     """8 ranks, 2 per host: AMs, puts and gets, barriers and the hybrid client between hosts
     (exit notices cross hosts too: every job ends with gasnet_exit or a return)."""
