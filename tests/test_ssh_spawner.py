@@ -157,8 +157,10 @@ def test_ofi_across_hosts(cluster, provider):
     env = {"GASNET_OFI_PROVIDER": provider, "GASNET_SUPERNODE_MAXSIZE": "1",
            "GASNET_OFI_VERBOSE": "1"}
     hosts = hosts_arg(cluster, 4)
-    for program, args in (("am_test", []), ("rma_test", []), ("barrier_test", ["50"]),
-                          ("vis_test", [])):
+    programs = [("am_test", []), ("rma_test", []), ("barrier_test", ["50"]), ("vis_test", [])]
+    # rxd moves bulk data slowly (at most 32 operations in flight): VIS, whose transfers are
+    # rma_test's puts and gets, runs on tcp;ofi_rxm only.
+    for program, args in programs[:3] if "rxd" in provider else programs:
         result = launch(cluster, ofi_opt, ["-v", "-n", "8", "-H", hosts,
                                            ofi_opt.test_program(program), *args], env=env)
         assert result.returncode == 0, f"{program}: {result.describe()}"
