@@ -5,11 +5,14 @@ providers refused before launch, the other registration family (shm: virtual add
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 
 import pytest
 
-from conftest import Build, built, job_env
+from conftest import Build, built, job_env, wait_for_nothing_left
 
 pytestmark = pytest.mark.conduit("ofi")
 NO_PSHM = {"GASNET_SUPERNODE_MAXSIZE": "1"}
@@ -81,6 +84,39 @@ def test_the_virtual_address_registration_family_on_shm(program):
     assert result.returncode == 0, result.describe()
     assert "uses provider shm" in result.stderr and "virtual addresses" in result.stderr, \
         result.stderr
+
+
+def shm_regions() -> set[str]:
+    """libfabric shm provider regions in /dev/shm: named <pid>:<n>:<n>."""
+    return {n for n in os.listdir("/dev/shm") if re.fullmatch(r"\d+:\d+:\d+", n)}
+
+
+def test_shm_regions_are_gone_once_ranks_run_so_a_killed_job_leaves_none():
+    """The shm provider removes a region only in fi_close; each rank unlinks its own once every
+    peer has mapped it (at start-up), so ranks that are killed leave nothing in /dev/shm."""
+    shm = built("opt", "ofi", "shm")
+    before = shm_regions()
+    proc = subprocess.Popen([shm.gasnetrun, "-n", "3", shm.test_program("exit_test"), "hang"],
+                            env=job_env({**shm.conduit_env(), **NO_PSHM,
+                                         "GASNET_EXITTIMEOUT": "3600"}),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        ready = 0
+        while ready < 3:
+            line = proc.stdout.readline()
+            assert line, f"the job ended before its ranks were ready: {proc.stderr.read()}"
+            ready += line.startswith("ready rank")
+        assert shm_regions() - before == set(), "regions still named while the ranks run"
+        # the whole session, ranks included, dies at once: no exit path runs
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    procs, _ = wait_for_nothing_left(10)
+    assert not procs, procs
+    assert shm_regions() - before == set()
 
 
 def test_a_receive_buffer_smaller_than_two_messages_is_refused_naming_the_knob(ofi):

@@ -104,9 +104,14 @@ int ofi_progress(void) {
 }
 
 void gasnetc_init(const gasneti_bootstrap_t *boot) {
-  (void)boot;
   ofi.verbose = gasneti_knob_bool("GASNET_OFI_VERBOSE");
   ofi_open();
+  /* Every peer has mapped this rank's shm region once all have inserted the addresses:
+   * from then on its name is not needed, and a rank that is killed leaves nothing behind. */
+  if (ofi.shm_region[0]) {
+    boot->barrier();
+    ofi_unlink_shm_region();
+  }
   ofi_drop_foreign_handlers();
   size_t inject = ofi.info->tx_attr->inject_size;
   if (gasneti_knob_is_set("GASNET_OFI_INJECT_LIMIT") &&

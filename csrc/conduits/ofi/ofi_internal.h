@@ -69,6 +69,7 @@ typedef struct {
   struct fid_av *av;
   struct fid_mr *seg_mr;
   char provider[64], device[64];
+  char shm_region[80];     /* shm provider: /dev/shm/<name> of this rank's region, until unlinked */
   int max_ops; /* transmit records: operations in flight at once */
   ofi_peer_t *peers;
   gasneti_credits_t credits;
@@ -120,6 +121,8 @@ void ofi_open(void);
 /* ofi_signals.c: PSM's load-time signal handlers give way (unless on psm). */
 void ofi_drop_foreign_handlers(void);
 void ofi_close(void);
+/* The shm provider's region of this rank, unlinked once every peer has mapped it. */
+void ofi_unlink_shm_region(void);
 _Noreturn void ofi_fatal_rc(const char *what, int rc);
 
 /* ofi_bufs.c (callers hold ofi_lock) */

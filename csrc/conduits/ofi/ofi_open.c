@@ -7,13 +7,17 @@
  * the job spans hosts). Then the endpoint's address goes through the bootstrap into every
  * rank's address vector. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "knobs.h"
 #include "ofi_hints.h"
 #include "ofi_internal.h"
 #include "placement.h"
+
+static void note_shm_region(const void *addr, size_t len);
 
 _Noreturn void ofi_fatal_rc(const char *what, int rc) {
   gasneti_fatalerror("ofi: %s failed: %s (provider %s, domain %s)", what, fi_strerror(rc < 0 ? -rc : rc),
@@ -194,6 +198,7 @@ void ofi_open(void) {
   size_t len = sizeof card.addr;
   if ((rc = fi_getname(&ofi.ep->fid, card.addr, &len))) ofi_fatal_rc("fi_getname", rc);
   card.addrlen = (uint32_t)len;
+  note_shm_region(card.addr, len);
   ofi_card_t *cards = gasneti_calloc(gasneti_nodes, sizeof *cards);
   gasneti_bootstrap_exchange(&card, sizeof card, cards);
   ofi.peers = gasneti_calloc(gasneti_nodes, sizeof *ofi.peers);
@@ -210,6 +215,32 @@ void ofi_open(void) {
                          ofi.provider, ofi.device);
   }
   free(cards);
+}
+
+/* libfabric's shm provider names its region after the endpoint ("<pid>:<n>:<n>", its address
+ * after any "fi_shm://") and removes it only in fi_close, which a rank that ends with _exit or
+ * is killed never reaches: 16 MiB of /dev/shm per rank would outlive every job. */
+static void note_shm_region(const void *addr, size_t len) {
+  if (strcmp(ofi.provider, "shm")) return;
+  char name[64];
+  if (len == 0 || len >= sizeof name) return;
+  memcpy(name, addr, len);
+  name[len] = 0;
+  const char *scheme = strstr(name, "://");
+  const char *base = scheme ? scheme + 3 : name;
+  char pid[24];
+  snprintf(pid, sizeof pid, "%ld:", (long)getpid());
+  /* Only a name that is this process's: never unlink what another owns. */
+  if (strncmp(base, pid, strlen(pid)) || strchr(base, '/')) return;
+  snprintf(ofi.shm_region, sizeof ofi.shm_region, "/dev/shm/%s", base);
+}
+
+void ofi_unlink_shm_region(void) {
+  if (!ofi.shm_region[0]) return;
+  if (unlink(ofi.shm_region) && errno != ENOENT)
+    gasneti_fatalerror("ofi: cannot remove this rank's shm region %s: %s", ofi.shm_region,
+                       strerror(errno));
+  ofi.shm_region[0] = 0;
 }
 
 void ofi_close(void) {
