@@ -217,7 +217,11 @@ def rank_processes() -> list[str]:
 
 
 def shm_leftovers() -> list[str]:
-    return glob.glob("/dev/shm/gasnet-*")
+    """Our objects, and the regions of libfabric's shm provider (<pid>:<n>:<n>), which the ofi
+    conduit unlinks at start-up."""
+    regions = [path for path in glob.glob("/dev/shm/[0-9]*:*:*")
+               if re.fullmatch(r"\d+:\d+:\d+", Path(path).name)]
+    return glob.glob("/dev/shm/gasnet-*") + regions
 
 
 def wait_for_nothing_left(seconds: float = 3.0) -> tuple[list[str], list[str]]:
