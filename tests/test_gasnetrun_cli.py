@@ -138,3 +138,38 @@ def test_bootstrap_exchange_beyond_blob_max_is_refused(variant_build):
     result = variant_build.job(2, "bootstrap_test", "too-big")
     assert result.returncode != 0, result.describe()
     assert "exceeds GASNETI_BOOTSTRAP_BLOB_MAX (1024)" in result.stderr
+
+
+# ---- host lists: the user's order, any separator GASNet takes (issue 38, items 7 and 8) ------
+# TEST-NET addresses: never resolved and never reached (-t starts nothing), not in sorted order.
+UNSORTED_HOSTS = ["192.0.2.3", "192.0.2.2", "192.0.2.1"]
+
+
+def planned_hosts(args: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """The hosts a dry run of the ssh spawner places ranks on, in rank order."""
+    import json
+    from conftest import built
+    udp = built("opt", "udp")
+    result = udp.run(["-t", "--json", "-spawner=ssh", *args, "-n", "3", "/bin/true"], env=env)
+    assert result.returncode == 0, result.describe()
+    return [h["name"] for h in json.loads(result.stdout)["hosts"]]
+
+
+def test_hosts_are_used_in_the_order_given():
+    assert planned_hosts(["-H", ",".join(UNSORTED_HOSTS)]) == UNSORTED_HOSTS
+    assert planned_hosts(["-H", UNSORTED_HOSTS[0], "-H", ",".join(UNSORTED_HOSTS[1:])]) == \
+        UNSORTED_HOSTS
+
+
+@pytest.mark.parametrize("separator", [" ", ",", "\n", " ,\n\t"],
+                         ids=["space", "comma", "newline", "mixed"])
+def test_spaces_commas_and_newlines_all_separate_hosts(separator):
+    text = separator.join(UNSORTED_HOSTS)
+    assert planned_hosts([], env={"GASNET_SSH_SERVERS": text}) == UNSORTED_HOSTS
+    assert planned_hosts(["-H", text]) == UNSORTED_HOSTS
+
+
+def test_a_host_list_with_an_unbalanced_bracket_is_refused(opt_build):
+    result = opt_build.run(["-H", "h[1-4", "-n", "2", "/bin/true"])
+    assert result.returncode == 2, result.describe()
+    assert "-H 'h[1-4': unbalanced '['" in result.stderr, result.describe()
