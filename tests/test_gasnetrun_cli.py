@@ -173,3 +173,34 @@ def test_a_host_list_with_an_unbalanced_bracket_is_refused(opt_build):
     result = opt_build.run(["-H", "h[1-4", "-n", "2", "/bin/true"])
     assert result.returncode == 2, result.describe()
     assert "-H 'h[1-4': unbalanced '['" in result.stderr, result.describe()
+
+
+# ---- -N and --ppn without hosts (issue 38, item 14) -------------------------------------------
+@pytest.mark.parametrize("args,message", [
+    (["-N", "2"], "-N 2: only 1 hosts are known"),
+    (["--ppn", "1"], "-n 2 does not fit --ppn 1 on 1 hosts"),
+], ids=["nodes", "ppn"])
+def test_nodes_and_ppn_that_one_host_cannot_meet_are_refused_without_hosts(opt_build, args,
+                                                                            message):
+    result = opt_build.run(["-n", "2", *args, "/bin/true"])
+    assert result.returncode == 2, result.describe()
+    assert message in result.stderr, result.describe()
+    assert "without -H, --hostfile or a host variable" in result.stderr, result.describe()
+
+
+def test_nodes_and_ppn_that_one_host_meets_apply_without_hosts(opt_build):
+    result = opt_build.run(["-n", "2", "-N", "1", "--ppn", "2",
+                            opt_build.test_program("exit_test"), "collective", "0"])
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("leaving with 0") == 2
+
+
+# ---- -t runs the real run's checks (issue 38, item 15) ----------------------------------------
+def test_dry_run_refuses_what_the_real_run_refuses(opt_build):
+    """65535 ranks do not fit in this host's shared memory: the real run refuses the job
+    before anything starts, and so must -t (it exited 0)."""
+    result = opt_build.run(["-t", "-n", "65535", opt_build.test_program("exit_test"), "return"])
+    assert result.returncode == 2, result.describe()
+    assert "the job was not started (it does not fit in shared memory)" in result.stderr, \
+        result.describe()
+    assert "rank 0 on" not in result.stdout
