@@ -204,3 +204,16 @@ def test_dry_run_refuses_what_the_real_run_refuses(opt_build):
     assert "the job was not started (it does not fit in shared memory)" in result.stderr, \
         result.describe()
     assert "rank 0 on" not in result.stdout
+
+
+# ---- the rank's channel to its agent stays its own (issue 38, item 5) -------------------------
+def test_ranks_remove_the_job_channel_from_their_environment_at_init(opt_build):
+    """A program a rank starts (system()) must not find the job's socket, cookie or rank and
+    announce itself as a rank of the job."""
+    names = ["GASNETRUN_SOCKET", "GASNETRUN_COOKIE", "GASNETRUN_RANK", "GASNETRUN_SIZE",
+             "GASNETRUN_JOBID"]
+    result = opt_build.run(["-n", "2", opt_build.test_program("env_test"), *names])
+    assert result.returncode == 0, result.describe()
+    seen = re.findall(r"^env_test: rank (\d) host \S+ cwd \S+ (\w+)=(.*)$", result.stdout, re.M)
+    assert len(seen) == 2 * len(names), result.describe()
+    assert all(value == "<unset>" for _, _, value in seen), seen
