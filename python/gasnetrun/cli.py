@@ -230,7 +230,7 @@ class DryRunRank(TypedDict):
 
 def dry_run(plan: Plan, as_json: bool, spawner: Spawner, knob_lines: list[str],
             memory: list[dict[str, object]]) -> None:
-    sock = f"@gasnetrun-{plan.jobid}-0"
+    sock = f"@gasnetrun-{plan.jobid}-0-<random>"
     ranks: list[DryRunRank] = []
     for share in plan.hosts:
         for rank in share.ranks:

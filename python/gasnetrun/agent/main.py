@@ -76,9 +76,16 @@ def main() -> int:
               file=sys.stderr)
         return 1
     silence_limit = float(instr["silence_limit"])
-    node = TreeNode(loop, nodes, index, lambda n: specs[n.index], parent, ssh, is_this_host,
-                    log=lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr),
-                    silence_limit=silence_limit)
+    try:
+        node = TreeNode(loop, nodes, index, lambda n: specs[n.index], parent, ssh, is_this_host,
+                        log=lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr),
+                        silence_limit=silence_limit)
+    except SpawnError as err:  # e.g. its control socket cannot be opened: the parent says so
+        try:
+            parent.error(f"on {here}: {err}")
+        except ConnectionError:
+            pass
+        return 1
     node.send_up = parent.send
     state = {"shutdown": False, "lost": False}
 
