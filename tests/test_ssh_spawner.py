@@ -389,6 +389,19 @@ def test_kill_9_of_the_launcher_leaves_nothing_on_any_host(cluster, udp_opt):
     assert not procs and not shm, (procs, shm)
 
 
+def test_sigint_to_a_remote_agent_ends_the_job_without_a_traceback(cluster, udp_opt):
+    """kill -INT of a remote agent (issue 38, item 16): its ranks get the signal, as from a
+    Ctrl-C, and the user's terminal shows no KeyboardInterrupt traceback from the agent."""
+    job = start_job(cluster, udp_opt, ["-n", "4", "-H", ",".join(cluster.hosts(3)[1:]),
+                                       udp_opt.test_program("exit_test"), "hang"])
+    wait_for_ready(job, 4)
+    os.kill(agent_on(2), signal.SIGINT)
+    out, err = job.communicate(timeout=60)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert job.returncode == 128 + signal.SIGINT, err
+    assert not wait_for_no_agents()
+
+
 # ---- the start-up benchmark ---------------------------------------------------------------------
 BENCH = Path(__file__).resolve().parent / "perf" / "launch_bench.py"
 
