@@ -402,6 +402,28 @@ def test_sigint_to_a_remote_agent_ends_the_job_without_a_traceback(cluster, udp_
     assert not wait_for_no_agents()
 
 
+# ---- standard input and output across hosts (issue 38, items 4 and 17) ------------------------
+def shell_rank(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "rank.sh"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_a_remote_rank_0_reads_standard_input_from_a_file(cluster, udp_opt, tmp_path):
+    program = shell_rank(tmp_path, 'echo "rank $GASNETRUN_RANK read: $(cat | wc -c) bytes"')
+    data = tmp_path / "input"
+    data.write_bytes(b"x" * 200000)  # more than one read's worth
+    with open(data, "rb") as stdin:
+        proc = subprocess.run(cluster.inside(1, [udp_opt.gasnetrun, "-n", "2", "-H",
+                                                 ",".join(cluster.hosts(3)[1:]), program]),
+                              env=cluster_env(cluster), capture_output=True, text=True,
+                              timeout=120, stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    assert "rank 0 read: 200000 bytes" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "rank 1 read: 0 bytes" in proc.stdout, (proc.stdout, proc.stderr)
+
+
 # ---- the start-up benchmark ---------------------------------------------------------------------
 BENCH = Path(__file__).resolve().parent / "perf" / "launch_bench.py"
 
