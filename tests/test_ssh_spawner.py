@@ -424,6 +424,16 @@ def test_a_remote_rank_0_reads_standard_input_from_a_file(cluster, udp_opt, tmp_
     assert "rank 1 read: 0 bytes" in proc.stdout, (proc.stdout, proc.stderr)
 
 
+def test_a_partial_last_line_is_left_as_it_is_on_every_host(cluster, udp_opt, tmp_path):
+    """A rank's output that ends without a newline reaches the terminal as it is, from this
+    host (written directly) and from the others (relayed by agents) alike."""
+    program = shell_rank(tmp_path, "printf '[%s]' \"$GASNETRUN_RANK\"")
+    result = launch(cluster, udp_opt, ["-n", "3", "-H", ",".join(cluster.hosts(2)), program])
+    assert result.returncode == 0, result.describe()
+    assert sorted(re.findall(r"\[\d\]", result.stdout)) == ["[0]", "[1]", "[2]"], result.stdout
+    assert "\n" not in result.stdout, repr(result.stdout)
+
+
 # ---- the start-up benchmark ---------------------------------------------------------------------
 BENCH = Path(__file__).resolve().parent / "perf" / "launch_bench.py"
 
