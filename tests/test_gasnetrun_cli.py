@@ -217,3 +217,22 @@ def test_ranks_remove_the_job_channel_from_their_environment_at_init(opt_build):
     seen = re.findall(r"^env_test: rank (\d) host \S+ cwd \S+ (\w+)=(.*)$", result.stdout, re.M)
     assert len(seen) == 2 * len(names), result.describe()
     assert all(value == "<unset>" for _, _, value in seen), seen
+
+
+# ---- a closed standard output ends a printing command quietly (issue 38, item 19) -------------
+@pytest.mark.parametrize("args", [["--knobs", "--json"], ["--info", "--json"],
+                                  ["--probe", "--json"], ["--help"],
+                                  ["-t", "-n", "2", "/bin/true"]],
+                         ids=["knobs", "info", "probe", "help", "dry-run"])
+def test_a_closed_pipe_ends_printing_commands_quietly(opt_build, args):
+    import os
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `| head -1` that already left: every write fails with EPIPE
+    try:
+        proc = subprocess.run([opt_build.gasnetrun, *args], stdout=write_end,
+                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                              env=job_env(), timeout=120)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
+    assert proc.returncode == 128 + 13, proc.stderr  # the shell's code for SIGPIPE
