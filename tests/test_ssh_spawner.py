@@ -359,6 +359,22 @@ def test_a_vanished_host_ends_the_job_naming_it(cluster, conduit):
     assert not wait_for_no_agents()
 
 
+def test_ranks_of_a_lost_host_are_reported_without_a_made_up_pid(cluster, udp_opt):
+    """Ranks whose agent vanished before reporting their ends were "pid 0" (issue 38, item
+    18): their pid is unknown, and -v says so."""
+    job = start_job(cluster, udp_opt, ["-v", "-n", "4", "-H", hosts_arg(cluster, 2),
+                                       udp_opt.test_program("exit_test"), "hang"],
+                    env={"GASNET_EXITTIMEOUT": "3"})
+    wait_for_ready(job, 4)
+    os.kill(agent_on(2), signal.SIGKILL)
+    out, err = job.communicate(timeout=60)
+    assert job.returncode != 0, err
+    assert "(pid 0," not in err, err
+    assert re.search(rf"rank [23] \(pid unknown, host {re.escape(cluster.address(2))}\) ended",
+                     err), err
+    assert not wait_for_no_agents()
+
+
 def test_a_frozen_agent_is_given_up_within_the_exit_timeout(cluster, udp_opt):
     """An agent that stops answering (SIGSTOP: its TCP link and ssh stay open) ends the job
     within GASNET_EXITTIMEOUT, naming its host; once it thaws, it finds its parent gone and
