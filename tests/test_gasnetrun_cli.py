@@ -236,3 +236,17 @@ def test_a_closed_pipe_ends_printing_commands_quietly(opt_build, args):
         os.close(write_end)
     assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
     assert proc.returncode == 128 + 13, proc.stderr  # the shell's code for SIGPIPE
+
+
+# ---- slot counts (issue 38, item 18) ---------------------------------------------------------
+def test_a_hostfile_where_only_some_hosts_give_slots_keeps_their_counts(tmp_path):
+    """A host without a count is one slot; those with one keep theirs (all were ignored)."""
+    import json
+    from conftest import built
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text(f"{UNSORTED_HOSTS[0]} slots=3\n{UNSORTED_HOSTS[1]}\n")
+    result = built("opt", "udp").run(["-t", "--json", "-spawner=ssh", "--hostfile",
+                                      str(hostfile), "-n", "4", "/bin/true"])
+    assert result.returncode == 0, result.describe()
+    placed = {h["name"]: h["ranks"] for h in json.loads(result.stdout)["hosts"]}
+    assert placed == {UNSORTED_HOSTS[0]: [0, 1, 2], UNSORTED_HOSTS[1]: [3]}, placed

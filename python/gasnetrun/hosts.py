@@ -136,8 +136,9 @@ def find_hosts(cli_hosts: list[str], hostfile: str | None,
 
 def map_ranks(nranks: int, hosts: list[Host], nodes: int | None, ppn: int | None,
               mapping: str) -> list[HostShare]:
-    """Ranks onto hosts: the first -N hosts; --ppn per host, else the slots each offers when
-    they hold the job, else as even as possible. block fills a host before the next; cyclic
+    """Ranks onto hosts: the first -N hosts; --ppn per host, else the slots each offers (1
+    where some hosts give a count and this one does not) when they hold the job, else as even
+    as possible. block fills a host before the next; cyclic
     deals ranks round-robin."""
     if nodes is not None:
         if nodes > len(hosts):
@@ -149,8 +150,8 @@ def map_ranks(nranks: int, hosts: list[Host], nodes: int | None, ppn: int | None
         if ppn * len(hosts) < nranks:
             raise HostError(f"-n {nranks} does not fit --ppn {ppn} on {len(hosts)} hosts "
                             f"(at most {ppn * len(hosts)} ranks)")
-    elif all(h.slots for h in hosts) and sum(h.slots or 0 for h in hosts) >= nranks:
-        counts = [h.slots or 0 for h in hosts]
+    elif any(h.slots for h in hosts) and sum(h.slots or 1 for h in hosts) >= nranks:
+        counts = [h.slots or 1 for h in hosts]  # a host that gives no count is one slot
     else:
         per = math.ceil(nranks / len(hosts))
         counts = [per] * len(hosts)
