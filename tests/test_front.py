@@ -344,6 +344,23 @@ def test_the_launchers_exit_code_is_the_jobs(fakes, exit_code):
     assert Path(recorded(tmp_path)[2]).name == "gasnetrun"
 
 
+@pytest.mark.parametrize("variable,spawner", [("PMIRUN_CMD", "pmi"), ("MPIRUN_CMD", "mpi")])
+def test_open_mpi_is_told_to_pass_on_only_variables_its_environment_has(fakes, variable,
+                                                                         spawner):
+    """Open MPI warns `could not find environment variable` for each -x naming a variable
+    missing from its environment: the template's own variable is left out of the launcher's
+    environment, so no -x may name it (issue 38, item 10), from Python and the front alike."""
+    tmp_path, env = fakes
+    env[variable] = "mpirun -np %N %C"
+    for cmd in (python_gasnetrun(), front()):  # Python's run also caches the flavour
+        result = run(cmd, env, "-n", "2", f"-spawner={spawner}", program())
+        assert result.returncode == 0, result.stderr
+        argv, launched, _ = recorded(tmp_path)
+        named = [argv[i + 1] for i, word in enumerate(argv[:-1]) if word == "-x"]
+        assert named, argv
+        assert [n for n in named if n not in launched] == [], (cmd, argv)
+
+
 def start_hanging(cmd: list[str], env: dict[str, str], tmp_path: Path) -> subprocess.Popen:
     for suffix in (".ready", ".signals"):
         (tmp_path / f"rec{suffix}").unlink(missing_ok=True)

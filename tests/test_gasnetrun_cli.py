@@ -138,3 +138,115 @@ def test_bootstrap_exchange_beyond_blob_max_is_refused(variant_build):
     result = variant_build.job(2, "bootstrap_test", "too-big")
     assert result.returncode != 0, result.describe()
     assert "exceeds GASNETI_BOOTSTRAP_BLOB_MAX (1024)" in result.stderr
+
+
+# ---- host lists: the user's order, any separator GASNet takes (issue 38, items 7 and 8) ------
+# TEST-NET addresses: never resolved and never reached (-t starts nothing), not in sorted order.
+UNSORTED_HOSTS = ["192.0.2.3", "192.0.2.2", "192.0.2.1"]
+
+
+def planned_hosts(args: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """The hosts a dry run of the ssh spawner places ranks on, in rank order."""
+    import json
+    from conftest import built
+    udp = built("opt", "udp")
+    result = udp.run(["-t", "--json", "-spawner=ssh", *args, "-n", "3", "/bin/true"], env=env)
+    assert result.returncode == 0, result.describe()
+    return [h["name"] for h in json.loads(result.stdout)["hosts"]]
+
+
+def test_hosts_are_used_in_the_order_given():
+    assert planned_hosts(["-H", ",".join(UNSORTED_HOSTS)]) == UNSORTED_HOSTS
+    assert planned_hosts(["-H", UNSORTED_HOSTS[0], "-H", ",".join(UNSORTED_HOSTS[1:])]) == \
+        UNSORTED_HOSTS
+
+
+@pytest.mark.parametrize("separator", [" ", ",", "\n", " ,\n\t"],
+                         ids=["space", "comma", "newline", "mixed"])
+def test_spaces_commas_and_newlines_all_separate_hosts(separator):
+    text = separator.join(UNSORTED_HOSTS)
+    assert planned_hosts([], env={"GASNET_SSH_SERVERS": text}) == UNSORTED_HOSTS
+    assert planned_hosts(["-H", text]) == UNSORTED_HOSTS
+
+
+def test_a_host_list_with_an_unbalanced_bracket_is_refused(opt_build):
+    result = opt_build.run(["-H", "h[1-4", "-n", "2", "/bin/true"])
+    assert result.returncode == 2, result.describe()
+    assert "-H 'h[1-4': unbalanced '['" in result.stderr, result.describe()
+
+
+# ---- -N and --ppn without hosts (issue 38, item 14) -------------------------------------------
+@pytest.mark.parametrize("args,message", [
+    (["-N", "2"], "-N 2: only 1 hosts are known"),
+    (["--ppn", "1"], "-n 2 does not fit --ppn 1 on 1 hosts"),
+], ids=["nodes", "ppn"])
+def test_nodes_and_ppn_that_one_host_cannot_meet_are_refused_without_hosts(opt_build, args,
+                                                                            message):
+    result = opt_build.run(["-n", "2", *args, "/bin/true"])
+    assert result.returncode == 2, result.describe()
+    assert message in result.stderr, result.describe()
+    assert "without -H, --hostfile or a host variable" in result.stderr, result.describe()
+
+
+def test_nodes_and_ppn_that_one_host_meets_apply_without_hosts(opt_build):
+    result = opt_build.run(["-n", "2", "-N", "1", "--ppn", "2",
+                            opt_build.test_program("exit_test"), "collective", "0"])
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("leaving with 0") == 2
+
+
+# ---- -t runs the real run's checks (issue 38, item 15) ----------------------------------------
+def test_dry_run_refuses_what_the_real_run_refuses(opt_build):
+    """65535 ranks do not fit in this host's shared memory: the real run refuses the job
+    before anything starts, and so must -t (it exited 0)."""
+    result = opt_build.run(["-t", "-n", "65535", opt_build.test_program("exit_test"), "return"])
+    assert result.returncode == 2, result.describe()
+    assert "the job was not started (it does not fit in shared memory)" in result.stderr, \
+        result.describe()
+    assert "rank 0 on" not in result.stdout
+
+
+# ---- the rank's channel to its agent stays its own (issue 38, item 5) -------------------------
+def test_ranks_remove_the_job_channel_from_their_environment_at_init(opt_build):
+    """A program a rank starts (system()) must not find the job's socket, cookie or rank and
+    announce itself as a rank of the job."""
+    names = ["GASNETRUN_SOCKET", "GASNETRUN_COOKIE", "GASNETRUN_RANK", "GASNETRUN_SIZE",
+             "GASNETRUN_JOBID"]
+    result = opt_build.run(["-n", "2", opt_build.test_program("env_test"), *names])
+    assert result.returncode == 0, result.describe()
+    seen = re.findall(r"^env_test: rank (\d) host \S+ cwd \S+ (\w+)=(.*)$", result.stdout, re.M)
+    assert len(seen) == 2 * len(names), result.describe()
+    assert all(value == "<unset>" for _, _, value in seen), seen
+
+
+# ---- a closed standard output ends a printing command quietly (issue 38, item 19) -------------
+@pytest.mark.parametrize("args", [["--knobs", "--json"], ["--info", "--json"],
+                                  ["--probe", "--json"], ["--help"],
+                                  ["-t", "-n", "2", "/bin/true"]],
+                         ids=["knobs", "info", "probe", "help", "dry-run"])
+def test_a_closed_pipe_ends_printing_commands_quietly(opt_build, args):
+    import os
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `| head -1` that already left: every write fails with EPIPE
+    try:
+        proc = subprocess.run([opt_build.gasnetrun, *args], stdout=write_end,
+                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                              env=job_env(), timeout=120)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
+    assert proc.returncode == 128 + 13, proc.stderr  # the shell's code for SIGPIPE
+
+
+# ---- slot counts (issue 38, item 18) ---------------------------------------------------------
+def test_a_hostfile_where_only_some_hosts_give_slots_keeps_their_counts(tmp_path):
+    """A host without a count is one slot; those with one keep theirs (all were ignored)."""
+    import json
+    from conftest import built
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text(f"{UNSORTED_HOSTS[0]} slots=3\n{UNSORTED_HOSTS[1]}\n")
+    result = built("opt", "udp").run(["-t", "--json", "-spawner=ssh", "--hostfile",
+                                      str(hostfile), "-n", "4", "/bin/true"])
+    assert result.returncode == 0, result.describe()
+    placed = {h["name"]: h["ranks"] for h in json.loads(result.stdout)["hosts"]}
+    assert placed == {UNSORTED_HOSTS[0]: [0, 1, 2], UNSORTED_HOSTS[1]: [3]}, placed

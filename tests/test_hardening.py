@@ -21,7 +21,7 @@ from watch import watch
 
 # ---- a hostile neighbour on the control socket ----------------------------------------------
 def control_sockets() -> set[str]:
-    """Abstract Unix sockets of running agents ('@gasnetrun-<job>-<agent>')."""
+    """Abstract Unix sockets of running agents ('@gasnetrun-<job>-<agent>-<random>')."""
     names = set()
     for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
         fields = line.split()
@@ -95,6 +95,48 @@ def test_unauthenticated_bytes_on_the_control_socket_leave_the_job_undisturbed(o
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert proc.returncode == 0, err.rest()
     assert out.rest().count("lingered") == 2, "".join(out.seen)
+
+
+def test_the_control_socket_name_is_not_the_job_id_alone(opt_build):
+    """The job id is public (/proc/net/unix shows the sockets of agents already up): a name
+    made of it and the agent's index alone could be taken first by any local user, and the
+    job would not start (issue 38, item 6). The name carries 64 random bits."""
+    release = Path(tempfile.mkdtemp()) / "release"
+    proc = subprocess.Popen([opt_build.gasnetrun, "-v", "-n", "2",
+                             opt_build.test_program("misuse_test"), "hold", str(release)],
+                            env=job_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out, err = watch(proc)
+    try:
+        out.wait_for(r"rank \d+ pid \d+ attached")
+        mine = [n for n in control_sockets() if job_id(proc.pid) in n]
+        release.touch()
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+        shutil.rmtree(release.parent, ignore_errors=True)
+    assert len(mine) == 1, mine
+    assert re.fullmatch(r"@gasnetrun-r\d+x[0-9a-f]+-0-[0-9a-f]{16}", mine[0]), mine
+
+
+def test_a_control_socket_name_already_taken_is_a_clean_error(native):
+    """Should the name be taken anyway, the agent says which socket and why, as an error of
+    the job's start (no traceback)."""
+    from gasnetrun.agent.hub import ControlHub, Handlers
+    from gasnetrun.agent.ranks import SpawnError
+    from gasnetrun.loop import Loop
+    name = f"gasnetrun-test-squatted-{os.getpid()}"
+    squatter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    squatter.bind("\0" + name)
+    loop = Loop()
+    try:
+        with pytest.raises(SpawnError) as caught:
+            ControlHub(loop, name, "0" * 32, {0}, Handlers())  # no connection reaches it
+    finally:
+        loop.close()
+        squatter.close()
+    assert str(caught.value) == (f"cannot open the job's control socket @{name}: Address already "
+                                 "in use (another process holds that name)")
 
 
 # ---- a client breaking the API's rules -------------------------------------------------------

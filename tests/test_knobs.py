@@ -106,6 +106,17 @@ def test_errors_name_the_variable_the_value_and_the_accepted_form(native):
     assert "GASNET_MAX_SEGSIZE='16Q': 'Q' is not understood: expected a size" in str(err.value)
 
 
+def test_a_range_error_shows_the_bounds_as_the_table_writes_them(native):
+    """0.00001 is 1.0000000000000001e-05 at 17 digits, which a message must not show (issue 38,
+    item 18)."""
+    with pytest.raises(native.ParseError) as err:
+        native.check("GASNET_REQUESTTIMEOUT_INITIAL", "100")
+    assert "'100': out of range 1e-05..60 seconds" in str(err.value), str(err.value)
+    with pytest.raises(native.ParseError) as err:
+        native.check("GASNET_EXITTIMEOUT", "-1")
+    assert "'-1': out of range 0.001..86400 seconds" in str(err.value), str(err.value)
+
+
 def test_every_default_parses_and_every_knob_is_documented(native):
     for knob in native.knobs():
         assert knob.doc and knob.conduits and knob.type

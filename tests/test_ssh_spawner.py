@@ -361,6 +361,22 @@ def test_a_vanished_host_ends_the_job_naming_it(cluster, conduit):
     assert not wait_for_no_agents()
 
 
+def test_ranks_of_a_lost_host_are_reported_without_a_made_up_pid(cluster, udp_opt):
+    """Ranks whose agent vanished before reporting their ends were "pid 0" (issue 38, item
+    18): their pid is unknown, and -v says so."""
+    job = start_job(cluster, udp_opt, ["-v", "-n", "4", "-H", hosts_arg(cluster, 2),
+                                       udp_opt.test_program("exit_test"), "hang"],
+                    env={"GASNET_EXITTIMEOUT": "3"})
+    wait_for_ready(job, 4)
+    os.kill(agent_on(2), signal.SIGKILL)
+    out, err = job.communicate(timeout=60)
+    assert job.returncode != 0, err
+    assert "(pid 0," not in err, err
+    assert re.search(rf"rank [23] \(pid unknown, host {re.escape(cluster.address(2))}\) ended",
+                     err), err
+    assert not wait_for_no_agents()
+
+
 def test_a_frozen_agent_is_given_up_within_the_exit_timeout(cluster, udp_opt):
     """An agent that stops answering (SIGSTOP: its TCP link and ssh stay open) ends the job
     within GASNET_EXITTIMEOUT, naming its host; once it thaws, it finds its parent gone and
@@ -389,6 +405,51 @@ def test_kill_9_of_the_launcher_leaves_nothing_on_any_host(cluster, udp_opt):
     assert not wait_for_no_agents(20), "agents outlived kill -9 of gasnetrun"
     procs, shm = wait_for_nothing_left(20)
     assert not procs and not shm, (procs, shm)
+
+
+def test_sigint_to_a_remote_agent_ends_the_job_without_a_traceback(cluster, udp_opt):
+    """kill -INT of a remote agent (issue 38, item 16): its ranks get the signal, as from a
+    Ctrl-C, and the user's terminal shows no KeyboardInterrupt traceback from the agent."""
+    job = start_job(cluster, udp_opt, ["-n", "4", "-H", ",".join(cluster.hosts(3)[1:]),
+                                       udp_opt.test_program("exit_test"), "hang"])
+    wait_for_ready(job, 4)
+    os.kill(agent_on(2), signal.SIGINT)
+    out, err = job.communicate(timeout=60)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert job.returncode == 128 + signal.SIGINT, err
+    assert not wait_for_no_agents()
+
+
+# ---- standard input and output across hosts (issue 38, items 4 and 17) ------------------------
+def shell_rank(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "rank.sh"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_a_remote_rank_0_reads_standard_input_from_a_file(cluster, udp_opt, tmp_path):
+    program = shell_rank(tmp_path, 'echo "rank $GASNETRUN_RANK read: $(cat | wc -c) bytes"')
+    data = tmp_path / "input"
+    data.write_bytes(b"x" * 200000)  # more than one read's worth
+    with open(data, "rb") as stdin:
+        proc = subprocess.run(cluster.inside(1, [udp_opt.gasnetrun, "-n", "2", "-H",
+                                                 ",".join(cluster.hosts(3)[1:]), program]),
+                              env=cluster_env(cluster), capture_output=True, text=True,
+                              timeout=120, stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    assert "rank 0 read: 200000 bytes" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "rank 1 read: 0 bytes" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+def test_a_partial_last_line_is_left_as_it_is_on_every_host(cluster, udp_opt, tmp_path):
+    """A rank's output that ends without a newline reaches the terminal as it is, from this
+    host (written directly) and from the others (relayed by agents) alike."""
+    program = shell_rank(tmp_path, "printf '[%s]' \"$GASNETRUN_RANK\"")
+    result = launch(cluster, udp_opt, ["-n", "3", "-H", ",".join(cluster.hosts(2)), program])
+    assert result.returncode == 0, result.describe()
+    assert sorted(re.findall(r"\[\d\]", result.stdout)) == ["[0]", "[1]", "[2]"], result.stdout
+    assert "\n" not in result.stdout, repr(result.stdout)
 
 
 # ---- the start-up benchmark ---------------------------------------------------------------------

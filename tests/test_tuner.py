@@ -260,3 +260,18 @@ def test_search_keeps_its_budget_and_never_picks_a_point_that_failed(opt_build, 
         best = search.run(plan, space, np.random.default_rng(3))
         assert best not in flaky or search.median(best) == float("inf")
         assert len(search.history) == plan.total or search.median(best) == float("inf")
+
+
+def test_a_closed_pipe_ends_gasnet_tune_quietly(opt_build):
+    """`gasnet-tune --help | head -1` (issue 38, item 19): no BrokenPipeError traceback."""
+    import os
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader already left: every write fails with EPIPE
+    try:
+        proc = subprocess.run([str(opt_build.path / "bin" / "gasnet-tune"), "--help"],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              env=job_env(), timeout=60)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
+    assert proc.returncode == 128 + signal.SIGPIPE, proc.stderr

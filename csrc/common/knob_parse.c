@@ -179,6 +179,16 @@ static int check_bool(const gasneti_knob_t *k, const char *text, char *canon, si
   return fail(err, errlen, k, text, NULL);
 }
 
+/* A bound as people write it: the fewest digits that read back as the same double (the
+ * table's 0.00001 is 1.0000000000000001e-05 at 17 digits). */
+static void shortest(double v, char *buf, size_t len) {
+  for (int digits = 6; digits < 17; digits++) {
+    snprintf(buf, len, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+  snprintf(buf, len, "%.17g", v);
+}
+
 static int check_numeric(const gasneti_knob_t *k, const char *text, char *canon, size_t canonlen,
                          char *err, size_t errlen) {
   const char *s = skip_space(text), *bad;
@@ -187,9 +197,10 @@ static int check_numeric(const gasneti_knob_t *k, const char *text, char *canon,
   if (k->type != GASNETI_KNOB_DOUBLE && v != floor(v))
     return fail(err, errlen, k, text, "not a whole number");
   if (v < k->min || v > k->max) {
-    char why[128];
-    snprintf(why, sizeof why, "out of range %.17g..%.17g%s%s", k->min, k->max,
-             *k->unit ? " " : "", k->unit);
+    char why[128], lo[32], hi[32];
+    shortest(k->min, lo, sizeof lo);
+    shortest(k->max, hi, sizeof hi);
+    snprintf(why, sizeof why, "out of range %s..%s%s%s", lo, hi, *k->unit ? " " : "", k->unit);
     return fail(err, errlen, k, text, why);
   }
   if (k->type == GASNETI_KNOB_DOUBLE) snprintf(canon, canonlen, "number:%.17g", v);

@@ -77,7 +77,8 @@ static const gasneti_knob_t rows[] = {
      "grants less (also when the client initialized MPI first). The mpi conduit's PAR "
      "library needs SERIALIZED or more.", GASNETI_NOT_TUNED},
     {"GASNET_SSH_SERVERS", GASNETI_KNOB_LIST, "", 0, 0, NULL, "", J, "all",
-     "Hosts the ssh spawner may start ranks on, comma-separated (e.g. node1,node2).", GASNETI_NOT_TUNED},
+     "Hosts the ssh spawner may start ranks on, in placement order, separated by commas, spaces or "
+     "newlines (e.g. node1,node2 or 'node1 node2').", GASNETI_NOT_TUNED},
     {"GASNET_SSH_CMD", GASNETI_KNOB_STRING, "ssh", 0, 0, NULL, "", J, "all",
      "Remote shell command the ssh spawner runs (split like a shell would, e.g. 'ssh -q').",
      GASNETI_NOT_TUNED},

@@ -6,6 +6,11 @@ import sys
 
 
 def main() -> int:
+    from .closedpipe import quiet_on_closed_pipe
+    return quiet_on_closed_pipe(dispatch)
+
+
+def dispatch() -> int:
     if sys.argv[1:2] == ["--agent"]:
         from .agent.main import main as agent_main
         return agent_main()

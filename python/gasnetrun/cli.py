@@ -13,7 +13,7 @@ from . import _native, conduits, knobdocs, workdir
 from . import spawners as spawner_registry
 from .agent.ranks import SpawnError
 from .envcheck import EnvFileError, job_environment, validate
-from .hosts import HostError, describe, find_hosts, map_ranks
+from .hosts import Host, HostError, describe, find_hosts, map_ranks
 from .ident import ProgramIdent, read_ident
 from .job import Job, Spawner, SpawnerModule, new_jobid, say
 from .plan import HostShare, Plan
@@ -230,7 +230,7 @@ class DryRunRank(TypedDict):
 
 def dry_run(plan: Plan, as_json: bool, spawner: Spawner, knob_lines: list[str],
             memory: list[dict[str, object]]) -> None:
-    sock = f"@gasnetrun-{plan.jobid}-0"
+    sock = f"@gasnetrun-{plan.jobid}-0-<random>"
     ranks: list[DryRunRank] = []
     for share in plan.hosts:
         for rank in share.ranks:
@@ -260,13 +260,24 @@ def plan_hosts(spawner: Spawner, args: argparse.Namespace,
         if found and spawner.applies({}, [h.name for h in found[0]]) is None:
             raise UsageError(f"the local spawner runs ranks on this host only, but {found[1]} "
                              f"names other hosts ({describe(found[0])})")
-        return [HostShare(os.uname().nodename, list(range(args.nranks)))]
+        return this_host_only(args)
     if spawner.name == "ssh" and not found:
         raise UsageError("the ssh spawner needs hosts: -H, --hostfile, GASNET_SSH_SERVERS or a "
                          "node file (GASNET_SSH_NODEFILE, PBS_NODEFILE, SLURM_JOB_NODELIST...)")
     if not found:
-        return [HostShare(os.uname().nodename, list(range(args.nranks)))]
+        return this_host_only(args)
     return map_ranks(args.nranks, found[0], args.nodes, args.ppn, args.map_by)
+
+
+def this_host_only(args: argparse.Namespace) -> list[HostShare]:
+    """Every rank on this host; -N and --ppn still hold (-N 1, a --ppn the job fits in), and
+    one that cannot is refused rather than ignored."""
+    try:
+        return map_ranks(args.nranks, [Host(os.uname().nodename)], args.nodes, args.ppn,
+                         args.map_by)
+    except HostError as err:
+        raise UsageError(f"{err}: without -H, --hostfile or a host variable (GASNET_SSH_SERVERS, "
+                         "SLURM_JOB_NODELIST...) the job runs on this host only") from err
 
 
 def usage_error(parser: argparse.ArgumentParser, message: str) -> int:
@@ -363,15 +374,10 @@ def main(argv: list[str] | None = None) -> int:
         for note in plan.notes:
             say(note) if not args.json else None
     knob_lines = knobdocs.describe_settings(settings) + [n.describe() for n in needs]
-    if args.dry_run:
-        dry_run(plan, args.json, spawner, knob_lines,
-                [{"host": n.host, "ranks": n.ranks, "queue_bytes": n.queue_bytes,
-                  "segment_per_rank": n.segment_per_rank, "shm_free": n.memory.shm_free,
-                  "physical": n.memory.physical, "problem": n.problem} for n in needs])
-        return 0
-    if args.verbose:
+    if args.verbose and not args.dry_run:
         for line in knob_lines:
             print(f"gasnetrun: {line}", file=sys.stderr)
+    # -t runs every check the real run does, so a dry run that passes is a job that starts.
     for need in needs:
         if need.problem:
             print(f"gasnetrun: error: {need.describe()}", file=sys.stderr)
@@ -384,6 +390,12 @@ def main(argv: list[str] | None = None) -> int:
     if fd_problem:
         print(f"gasnetrun: error: {fd_problem}", file=sys.stderr)
         return USAGE_ERROR
+    if args.dry_run:
+        dry_run(plan, args.json, spawner, knob_lines,
+                [{"host": n.host, "ranks": n.ranks, "queue_bytes": n.queue_bytes,
+                  "segment_per_rank": n.segment_per_rank, "shm_free": n.memory.shm_free,
+                  "physical": n.memory.physical, "problem": n.problem} for n in needs])
+        return 0
     workdir.remove_stale()
     try:
         code = Job(plan, spawner).run()

@@ -26,14 +26,29 @@ class Host:
     slots: int | None = None  # None: not said
 
 
+# One item of a host list: a name with optional [ranges]; commas inside brackets are the
+# range's own. Commas, spaces and newlines outside brackets separate items (GASNet takes all
+# three in GASNET_SSH_SERVERS).
+ITEM = re.compile(r"(?:[^\s,\[]|\[[^\]]*\])+")
+
+
 def expand(text: str, source: str) -> list[str]:
-    """Comma-separated names with ClusterShell ranges: h[1-4],gpu[01-08]."""
+    """Names separated by commas, spaces or newlines, with ClusterShell ranges:
+    h[1-4],gpu[01-08]. The order is the user's: a NodeSet sorts, so each item is expanded on
+    its own (a range keeps its numeric order)."""
     from ClusterShell.NodeSet import NodeSet, NodeSetParseError
-    try:
-        return list(NodeSet(text.replace(" ", "")))
-    except NodeSetParseError as err:
-        raise HostError(f"{source} '{text}': {err} (expected names with optional ranges, e.g. "
-                        "node[1-4],gpu[01-08])") from err
+    accepted = ("expected names with optional ranges, separated by commas, spaces or "
+                "newlines, e.g. node[1-4],gpu[01-08]")
+    stray = ITEM.sub("", text).strip(", \t\r\n\f\v")
+    if stray:  # an unbalanced bracket is all that is left outside items
+        raise HostError(f"{source} '{text}': unbalanced '{stray[0]}' ({accepted})")
+    names: list[str] = []
+    for item in ITEM.findall(text):
+        try:
+            names += list(NodeSet(item))
+        except NodeSetParseError as err:
+            raise HostError(f"{source} '{text}': {err} ({accepted})") from err
+    return names
 
 
 def merge(hosts: list[Host]) -> list[Host]:
@@ -89,9 +104,8 @@ def slurm_tasks_per_node(text: str, count: int) -> list[int | None]:
 
 
 def from_variable(name: str, value: str, env: Mapping[str, str]) -> list[Host]:
-    if name == "GASNET_SSH_SERVERS":  # GASNet separates them by spaces, we took commas too
-        return [Host(h) for part in re.split(r"[,\s]+", value) for h in expand(part, name)
-                if part.strip()]
+    if name == "GASNET_SSH_SERVERS":
+        return [Host(h) for h in expand(value, name)]
     if name in ("GASNET_SSH_NODEFILE", "GASNET_NODEFILE", "PBS_NODEFILE", "PE_HOSTFILE"):
         return parse_hostfile(value, name)
     if name == "LSB_MCPU_HOSTS":
@@ -122,8 +136,9 @@ def find_hosts(cli_hosts: list[str], hostfile: str | None,
 
 def map_ranks(nranks: int, hosts: list[Host], nodes: int | None, ppn: int | None,
               mapping: str) -> list[HostShare]:
-    """Ranks onto hosts: the first -N hosts; --ppn per host, else the slots each offers when
-    they hold the job, else as even as possible. block fills a host before the next; cyclic
+    """Ranks onto hosts: the first -N hosts; --ppn per host, else the slots each offers (1
+    where some hosts give a count and this one does not) when they hold the job, else as even
+    as possible. block fills a host before the next; cyclic
     deals ranks round-robin."""
     if nodes is not None:
         if nodes > len(hosts):
@@ -135,8 +150,8 @@ def map_ranks(nranks: int, hosts: list[Host], nodes: int | None, ppn: int | None
         if ppn * len(hosts) < nranks:
             raise HostError(f"-n {nranks} does not fit --ppn {ppn} on {len(hosts)} hosts "
                             f"(at most {ppn * len(hosts)} ranks)")
-    elif all(h.slots for h in hosts) and sum(h.slots or 0 for h in hosts) >= nranks:
-        counts = [h.slots or 0 for h in hosts]
+    elif any(h.slots for h in hosts) and sum(h.slots or 1 for h in hosts) >= nranks:
+        counts = [h.slots or 1 for h in hosts]  # a host that gives no count is one slot
     else:
         per = math.ceil(nranks / len(hosts))
         counts = [per] * len(hosts)

@@ -116,7 +116,7 @@ class Job:
 
     # ---- policy ---------------------------------------------------------------------------
     def _report_end(self, rank: int, pid: int, code: int, sig: int, how: int) -> None:
-        where = f"rank {rank} (pid {pid}, host {self.plan.host_of(rank)})"
+        where = self._where(rank, pid)
         what = f"signal {signal_name(sig)}" if sig else f"code {code}"
         if how == _native.ExitPolicy.BY_LAUNCHER and self.policy.stragglers:
             say(f"{where} ended by the launcher after GASNET_EXITTIMEOUT ({what}): the job's "
@@ -128,13 +128,18 @@ class Job:
         else:
             say(f"{where} ended with {what}")
 
+    def _where(self, rank: int, pid: int) -> str:
+        """pid 0: the rank's agent was lost before it reported the rank's end, pid and all."""
+        return (f"rank {rank} (pid {pid if pid else 'unknown'}, "
+                f"host {self.plan.host_of(rank)})")
+
     def _report_crash(self, rank: int, pid: int, sig: int) -> None:
         """A rank killed by a signal (a crash, or someone's kill -9) ends the job: that is worth
         a line even without -v, and for a crash the way to see where it happened."""
         hint = "" if sig not in FATAL_SIGNALS or \
             self.plan.env.get("GASNET_BACKTRACE", "").strip() not in ("", "0") else \
             " (run with GASNET_BACKTRACE=1 for its backtrace)"
-        say(f"rank {rank} (pid {pid}, host {self.plan.host_of(rank)}) ended with signal "
+        say(f"{self._where(rank, pid)} ended with signal "
             f"{signal_name(sig)}{hint}")
 
     def _act(self) -> None:

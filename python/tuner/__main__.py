@@ -62,6 +62,11 @@ def show(directory: str, console: Console) -> int:
 
 
 def main(bin_dir: str | None = None) -> int:
+    from gasnetrun.closedpipe import quiet_on_closed_pipe
+    return quiet_on_closed_pipe(lambda: run(bin_dir))
+
+
+def run(bin_dir: str | None) -> int:
     bin_dir = bin_dir or os.path.dirname(os.path.realpath(sys.argv[0]))
     args = parser().parse_args()
     console = Console(stderr=False)

@@ -127,5 +127,13 @@ const gasneti_bootstrap_t *gasneti_bootstrap_local_open(int *argc, char ***argv)
   hello.rank = (uint32_t)local_boot.rank;
   hello.pid = (uint32_t)getpid();
   send_frame(OP_HELLO, &hello, sizeof hello);
+  /* The job's channel is this process's alone: a program it starts (system(), a shell) must
+   * not find it and announce itself as this rank, nor see the cookie. Nothing reads them
+   * after the hello (the job id was copied). */
+  unsetenv("GASNETRUN_SOCKET");
+  unsetenv("GASNETRUN_COOKIE");
+  unsetenv("GASNETRUN_RANK");
+  unsetenv("GASNETRUN_SIZE");
+  unsetenv("GASNETRUN_JOBID");
   return &local_boot;
 }

@@ -51,12 +51,17 @@ def ssh_settings(env: Mapping[str, str]) -> SshSettings:
 
 
 
-def _pollable(fd: int) -> bool:
+def _stdin_kind(fd: int) -> str | None:
+    """'pipe' (a pipe or socket: the event loop watches it), 'file' (a regular file: always
+    readable, which epoll refuses to watch, so it is read in turns of the loop), or None (a
+    device: left alone, as a read could block the launcher)."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+        return None
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return "pipe"
+    return "file" if stat.S_ISREG(mode) else None
 
 class SshSpawner:
     name = name
@@ -89,9 +94,10 @@ class SshSpawner:
         ssh = ssh_settings(plan.env)
         remote_env = propagated(plan.env, plan.exported, plan.env_only)
         stdin_ok = sys.stdin is not None and not sys.stdin.isatty()
-        # Input travels to another host's rank 0 only from a pipe or socket (the event loop
-        # cannot watch a regular file or /dev/null); a local rank 0 inherits any stdin.
-        stdin_forwardable = stdin_ok and _pollable(0)
+        # Input travels to another host's rank 0 from a pipe, a socket or a regular file (not
+        # from a device: /dev/null gives it no input anyway); a local rank 0 inherits any stdin.
+        stdin_kind = _stdin_kind(0) if stdin_ok else None
+        stdin_forwardable = stdin_kind is not None
         specs = {}
         for node in nodes:
             local = node.index == 0
@@ -122,16 +128,30 @@ class SshSpawner:
             root.go()
             job.started = True
             if stdin_forwardable and 0 not in nodes[0].ranks:
-                job.loop.add_reader(0, forward_stdin)
+                if stdin_kind == "pipe":
+                    job.loop.add_reader(0, forward_stdin)
+                else:
+                    job.loop.call_later(0, forward_file)
+
+        def read_stdin() -> bytes:
+            try:
+                return os.read(0, 1 << 16)
+            except OSError:
+                return b""
 
         def forward_stdin() -> None:
-            try:
-                data = os.read(0, 1 << 16)
-            except OSError:
-                data = b""
+            data = read_stdin()
             if not data:
                 job.loop.remove_reader(0)
             root.stdin(data)
+
+        def forward_file() -> None:
+            """One chunk per turn of the loop, so that a large file does not hold up the
+            job's other events; the empty read at its end tells rank 0 its input ended."""
+            data = read_stdin()
+            root.stdin(data)
+            if data:
+                job.loop.call_later(0, forward_file)
 
         root.start(job.cookie, lambda n, port: instructions(
             nodes, specs, n, job.cookie, ssh, local_address_towards(n.host), port, silence_limit))

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Callable, Protocol
 
 from ..loop import Loop
-from .hub import ControlHub, Handlers
+from .hub import ControlHub, Handlers, control_socket_name
 from .output import LineSplitter, Sink
 from .protocol import EV_ABORT, EV_ENDED, EV_LEAVING, HEADER, OP_EXCHANGE
 from .ranks import RankProcess, SpawnError, same_addresses, signal_group, spawn_rank, status_of
@@ -90,7 +90,7 @@ class Agent:
         handlers.abort = lambda r, code: self._event(EV_ABORT, r, code, 1)
         handlers.failed = lambda message: self.upstream.error(f"on {spec.host}: {message}")
         handlers.dropped = lambda why: self.log(f"control socket: dropped a connection: {why}")
-        self.hub = ControlHub(loop, f"gasnetrun-{spec.jobid}-{spec.index}", spec.cookie,
+        self.hub = ControlHub(loop, control_socket_name(spec.jobid, spec.index), spec.cookie,
                               set(spec.ranks), handlers)
 
     # ---- ranks --------------------------------------------------------------------------

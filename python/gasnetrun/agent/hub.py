@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import socket
 import time
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from functools import partial
 from typing import Callable
 
 from ..loop import Loop
+from .ranks import SpawnError
 from .secret import same_secret
 from .protocol import (BLOB_MAX, HEADER, HELLO, LEAVING, OP_ABORT, OP_EXCHANGE, OP_HELLO,
                        OP_LEAVING, OP_NAMES)
@@ -44,6 +46,13 @@ class Handlers:
     dropped: Callable[[str], None]
 
 
+def control_socket_name(jobid: str, index: int) -> str:
+    """The abstract socket an agent's ranks connect to. The job id is visible to every local
+    user (/proc/net/unix lists the sockets of agents already up), so 64 random bits make the
+    name of an agent not yet up impossible to guess and take first."""
+    return f"gasnetrun-{jobid}-{index}-{secrets.token_hex(8)}"
+
+
 class ControlHub:
     def __init__(self, loop: Loop, name: str, cookie: str, ranks: set[int],
                  handlers: Handlers) -> None:
@@ -53,7 +62,13 @@ class ControlHub:
         self.ranks = ranks
         self.handlers = handlers
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        self.listener.bind("\0" + name)
+        try:
+            self.listener.bind("\0" + name)
+        except OSError as err:
+            self.listener.close()
+            raise SpawnError(f"cannot open the job's control socket @{name}: {err.strerror}"
+                             + (" (another process holds that name)"
+                                if err.errno == errno.EADDRINUSE else "")) from err
         self.listener.listen(min(len(ranks) + EXTRA_PENDING, 4096))
         self.listener.setblocking(False)
         self.by_rank: dict[int, Connection] = {}

@@ -5,6 +5,7 @@ when its stdin closes or the parent's connection drops (nothing outlives the lau
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
 import time
@@ -55,6 +56,10 @@ def instructions(nodes: list[AgentNode], specs: dict[int, AgentSpec], node: Agen
 
 
 def main() -> int:
+    # SIGINT to an agent: before its loop runs, end quietly (Python's default raises
+    # KeyboardInterrupt, whose traceback ssh carries to the user's terminal); from then on,
+    # pass it to its subtree's ranks, whose ends reach the launcher as a Ctrl-C's do.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         instr = read_instructions(sys.stdin.buffer)
     except (EOFError, ValueError) as err:
@@ -76,9 +81,16 @@ def main() -> int:
               file=sys.stderr)
         return 1
     silence_limit = float(instr["silence_limit"])
-    node = TreeNode(loop, nodes, index, lambda n: specs[n.index], parent, ssh, is_this_host,
-                    log=lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr),
-                    silence_limit=silence_limit)
+    try:
+        node = TreeNode(loop, nodes, index, lambda n: specs[n.index], parent, ssh, is_this_host,
+                        log=lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr),
+                        silence_limit=silence_limit)
+    except SpawnError as err:  # e.g. its control socket cannot be opened: the parent says so
+        try:
+            parent.error(f"on {here}: {err}")
+        except ConnectionError:
+            pass
+        return 1
     node.send_up = parent.send
     state = {"shutdown": False, "lost": False}
 
@@ -117,6 +129,7 @@ def main() -> int:
             return
         loop.call_later(HEARTBEAT, beat)
 
+    loop.on_signal(signal.SIGINT, node.signal)
     loop.add_reader(parent.sock.fileno(), on_parent)
     loop.add_reader(0, on_stdin)
     try:

@@ -26,9 +26,11 @@ class LineSplitter:
             del buf[:cut]
 
     def flush(self, rank: int, stream: int) -> None:
+        """The rank ended: its unfinished last line goes as it is, as a rank writing to the
+        terminal directly leaves it (tagged output ends each piece, see TerminalWriter)."""
         buf = self.partial.pop((rank, stream), None)
         if buf:
-            self.sink(rank, stream, bytes(buf) + b"\n")
+            self.sink(rank, stream, bytes(buf))
 
 
 class TerminalWriter:
@@ -38,8 +40,10 @@ class TerminalWriter:
         self.tag = tag
 
     def __call__(self, rank: int, stream: int, data: bytes) -> None:
-        if self.tag:
+        if self.tag:  # every piece on its own tagged line, even an unfinished last one
             prefix = f"[{rank}] ".encode()
+            if not data.endswith(b"\n"):
+                data += b"\n"
             data = b"".join(prefix + line for line in data.splitlines(keepends=True))
         fd = sys.stdout.fileno() if stream == 1 else sys.stderr.fileno()
         view = memoryview(data)
