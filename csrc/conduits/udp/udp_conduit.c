@@ -175,7 +175,7 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   udp.tag = cards[0].tag | 1; /* never 0 */
   setup_peers(cards);
   free(cards);
-  udp.timers_at = -1;
+  udp.timers_at = udp_now(); /* a first send followed by long computing is an absence too */
   start_liveness_thread();
 
   gasneti_credits_setup(&udp.credits, "udp");

@@ -109,7 +109,7 @@ typedef struct {
   int nacks;
   bool delivering;       /* SEQ: a handler is running (no nested delivery) */
   uint32_t poll_epoch;   /* counts the client's polls (not flow control's inside a send) */
-  double timers_at;      /* when udp_check_timers last ran (-1: never) */
+  double timers_at;      /* when udp_check_timers last ran (at first: gasnetc_init) */
 } udp_state_t;
 
 extern udp_state_t udp;

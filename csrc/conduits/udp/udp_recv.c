@@ -180,7 +180,7 @@ void udp_check_timers(double now) {
   const double max = udp.timeouts.max;
   /* This rank itself did not look for a while (it computed): the silence it finds proves
    * nothing about its peers, who may have answered into a socket no one read. */
-  bool was_away = udp.timers_at >= 0 && now - udp.timers_at > max / 4;
+  bool was_away = now - udp.timers_at > max / 4;
   udp.timers_at = now;
   double next = -1;
   int kept = 0;
