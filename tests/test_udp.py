@@ -113,6 +113,21 @@ def test_a_peer_that_never_answers_ends_the_job_after_requesttimeout_max(udp_bui
             "(GASNET_REQUESTTIMEOUT_MAX): it is unreachable" in result.stderr), result.describe()
 
 
+@pytest.mark.parametrize("mode", ["one", "both"])
+def test_a_rank_computing_for_longer_than_requesttimeout_max_is_waited_for(udp_build, mode):
+    """Issue 38: after a barrier rank 1 computes (no GASNet call) for 3 x
+    GASNET_REQUESTTIMEOUT_MAX while rank 0 sends it requests and a blocking put ("both": rank 0
+    computes as long after sending, and comes back to a peer silent for longer than the
+    timeout). Its liveness thread answers the probes, so the job waits for it instead of ending
+    with "acknowledged nothing ... it is unreachable"."""
+    result = udp_build.job(2, "busy_peer_test", mode,
+                           env={**NO_PSHM, "GASNET_REQUESTTIMEOUT_MAX": "1"}, timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert "unreachable" not in result.stderr, result.describe()
+    assert ("busy_peer_test: rank 1 served 16 requests and a put after computing for 3 x "
+            "GASNET_REQUESTTIMEOUT_MAX" in result.stdout), result.describe()
+
+
 @pytest.mark.parametrize("args,code,needs_timeout", [
     (["one-waiting", "1", "6"], 6, False),  # peers in a barrier hear the exit over UDP at once
     (["one", "1", "5"], 5, True),           # peers computing: SIGQUIT from their agent

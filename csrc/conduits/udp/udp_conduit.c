@@ -2,7 +2,10 @@
  * through the bootstrap, credits, windows), polling, the exit notice to other hosts, a clean
  * finish, and the optional receive thread (GASNET_RCV_THREAD, PAR builds only). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +14,6 @@
 #include "udp_internal.h"
 
 #if GASNETI_THREADS
-#include <pthread.h>
 gasneti_spinlock_t udp_lock = GASNETI_SPINLOCK_INIT;
 gasneti_spinlock_t udp_deliver = GASNETI_SPINLOCK_INIT;
 #endif
@@ -24,7 +26,7 @@ void udp_recv_init(void);
 /* What each rank tells the others about itself (through the bootstrap). */
 typedef struct {
   uint32_t ip, tag;
-  uint16_t port, pad;
+  uint16_t port, live_port; /* live_port: its liveness socket (see liveness_thread) */
   int32_t mtu;
   uint32_t loopback; /* 1: bound to every address, so reachable on 127.0.0.1 from its netns */
   uint64_t netns;    /* its network namespace (the inode of /proc/self/ns/net), 0 unknown */
@@ -69,6 +71,9 @@ static void setup_peers(const udp_card_t *cards) {
       p->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* the short way (udp_sock.h) */
     p->dgram = udp_datagram_limit(udp.sock.mtu, cards[r].mtu, same_host);
     if (forced && forced < p->dgram) p->dgram = forced;
+    p->live_addr = p->addr;
+    p->live_addr.sin_port = cards[r].live_port;
+    p->pinged = p->alive_at = p->reading_at = -1;
     if (p->network && !gasnetc_rel_init(&p->rel, udp.window, &udp.timeouts))
       gasneti_fatalerror("udp: out of memory for the reliability window of rank %d", r);
     if (p->network && 2 * p->dgram <= UDP_MAX_PAYLOAD) runs = true;
@@ -76,6 +81,72 @@ static void setup_peers(const udp_card_t *cards) {
   /* A GSO run (and so a GRO merge) holds datagrams of at most 64 KiB in all: between ranks
    * of one host, whose datagrams are that large already, GRO only slows each receive. */
   if (!runs) udp_sock_gro_off(&udp.sock);
+}
+
+/* ---- liveness ------------------------------------------------------------------------------ *
+ * A rank that computes without calling GASNet reads no datagram and acknowledges nothing, yet
+ * it is alive, and its peers must wait for it however long it computes. Each rank therefore
+ * has a second, blocking socket served by a thread of its own that does nothing but answer
+ * probes (UDP_PING) with UDP_ALIVE, whatever the application does. It touches no conduit state
+ * beyond what is fixed before it starts (the tag, the peers' addresses) and udp_reads, an
+ * atomic, so it needs no lock, runs in the SEQ library as well (no handler ever runs on it),
+ * and answers from the rank's own socket, which a peer accepts as this rank's. A process that
+ * is gone or stopped, or a host cut off, answers nothing: its peers still end the job after
+ * GASNET_REQUESTTIMEOUT_MAX, naming it. */
+static int live_fd = -1;
+static udp_sock_t live_out; /* the rank's socket, as the thread sends on it (no GSO) */
+
+static bool open_liveness_socket(uint16_t *port) {
+  live_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (live_fd < 0) return false;
+  struct sockaddr_in at = udp.sock.self; /* the address peers reach this rank at */
+  if (udp.sock.any) at.sin_addr.s_addr = htonl(INADDR_ANY);
+  at.sin_port = 0;
+  socklen_t len = sizeof at;
+  if (bind(live_fd, (struct sockaddr *)&at, sizeof at) != 0 ||
+      getsockname(live_fd, (struct sockaddr *)&at, &len) != 0)
+    return false;
+  *port = at.sin_port;
+  return true;
+}
+
+static void *liveness_thread(void *arg) {
+  (void)arg;
+  for (;;) {
+    udp_pkt_hdr_t h;
+    struct sockaddr_in from;
+    socklen_t fromlen = sizeof from;
+    ssize_t n = recvfrom(live_fd, &h, sizeof h, 0, (struct sockaddr *)&from, &fromlen);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return NULL;
+    if (n != sizeof h || h.tag != udp.tag || h.type != UDP_PING || h.src >= gasneti_nodes)
+      continue;
+    const udp_peer_t *p = &udp.peers[h.src];
+    if (!p->network || p->addr.sin_addr.s_addr != from.sin_addr.s_addr ||
+        p->addr.sin_port != from.sin_port)
+      continue; /* not from that rank's socket: no answer */
+    udp_pkt_hdr_t a = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_ALIVE,
+                       .code = (int32_t)atomic_load_explicit(&udp_reads, memory_order_relaxed)};
+    udp_out_t out = {&p->addr, &a, sizeof a, sizeof a, NULL, 0};
+    udp_sock_send(&live_out, &out, 1);
+  }
+}
+
+static void start_liveness_thread(void) {
+  bool any = false;
+  for (int r = 0; r < gasneti_nodes; r++) any |= udp.peers[r].network;
+  if (!any) return; /* no peer would probe it */
+  live_out = udp.sock;
+  live_out.gso = false; /* one datagram at a time; and no write to the shared flag */
+  /* Signals stay with the application's threads (the exit and signal paths expect them). */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int err = pthread_create(&t, NULL, liveness_thread, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (err != 0) gasneti_fatalerror("udp: cannot start the liveness thread: %s", strerror(err));
+  pthread_detach(t);
 }
 
 void gasnetc_init(const gasneti_bootstrap_t *boot) {
@@ -94,6 +165,8 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   udp_card_t mine = {.ip = udp.sock.self.sin_addr.s_addr, .port = udp.sock.self.sin_port,
                      .mtu = udp.sock.mtu, .loopback = udp.sock.any,
                      .netns = network_namespace()};
+  if (!open_liveness_socket(&mine.live_port))
+    gasneti_fatalerror("udp: cannot open the liveness socket: %s", strerror(errno));
   FILE *rnd = fopen("/dev/urandom", "rb");
   if (!rnd || fread(&mine.tag, sizeof mine.tag, 1, rnd) != 1) mine.tag = (uint32_t)getpid();
   if (rnd) fclose(rnd);
@@ -102,6 +175,8 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   udp.tag = cards[0].tag | 1; /* never 0 */
   setup_peers(cards);
   free(cards);
+  udp.timers_at = udp_now(); /* a first send followed by long computing is an absence too */
+  start_liveness_thread();
 
   gasneti_credits_setup(&udp.credits, "udp");
   /* Datagrams in flight, received ones waiting for delivery, and a receive batch. */

@@ -4,6 +4,8 @@
 #ifndef GASNETC_UDP_INTERNAL_H
 #define GASNETC_UDP_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "am/credits.h"
 #include "conduit.h"
 #include "udp_rel.h"
@@ -77,6 +79,13 @@ typedef struct {
   /* [reply]: the send (its progress record) whose Medium pieces are under way to this peer:
    * pieces are reassembled in order, so another thread's must wait (PAR) */
   const void *medium_owner[2];
+  /* ---- liveness (udp_conduit.c): a peer silent for a while is probed on live_addr ---- */
+  struct sockaddr_in live_addr; /* its liveness thread's socket */
+  double pinged;        /* when the last probe went (-1: never) */
+  double alive_at;      /* when its process last answered one (-1: never) */
+  double reading_at;    /* when an answer last showed it had read its socket since the one
+                         * before (-1: never) */
+  uint32_t polls_seen;  /* its count of socket reads in that answer */
 } udp_peer_t;
 
 typedef struct {
@@ -100,6 +109,7 @@ typedef struct {
   int nacks;
   bool delivering;       /* SEQ: a handler is running (no nested delivery) */
   uint32_t poll_epoch;   /* counts the client's polls (not flow control's inside a send) */
+  double timers_at;      /* when udp_check_timers last ran (at first: gasnetc_init) */
 } udp_state_t;
 
 extern udp_state_t udp;
@@ -124,6 +134,10 @@ static inline void udp_lock_drop(void) {
 
 double udp_now(void);
 
+/* Socket reads of this rank, for the liveness thread's answers (written under udp_lock, read
+ * by that thread without it). */
+extern _Atomic uint32_t udp_reads;
+
 /* udp_send.c (callers hold udp_lock unless said otherwise) */
 /* This thread is in a send that waits for credits or window (its polls keep the epoch). */
 extern GASNETI_TLS int udp_send_waiting;
@@ -140,6 +154,7 @@ void udp_release(void *ctx, void *buf);
 /* Sends one AM (without udp_lock held): blocks, serving the network, for credits and room. */
 void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
 void udp_send_control(int peer, int type, int code);
+void udp_send_ping(int peer);        /* a liveness probe to its liveness socket */
 
 /* udp_recv.c */
 int udp_receive(void);               /* datagrams in, acknowledgements applied (holds udp_lock) */

@@ -18,8 +18,10 @@ static const gasneti_knob_t rows[] = {
      "udp: each retransmission of a datagram multiplies its timeout by this.", GASNETI_NOT_TUNED},
     {"GASNET_REQUESTTIMEOUT_MAX", GASNETI_KNOB_DOUBLE, "30", 0.01, 86400, NULL, "seconds", J,
      "udp",
-     "udp: a peer that acknowledges nothing for this long is unreachable: the job ends naming "
-     "it and its host.", GASNETI_NOT_TUNED},
+     "udp: a peer that acknowledges nothing for this long, and whose process answers no "
+     "liveness probe meanwhile (or answers but never receives), is unreachable: the job ends "
+     "naming it and its host. A peer that answers while it computes is waited for.",
+     GASNETI_NOT_TUNED},
     {"GASNET_UDP_DATAGRAM", GASNETI_KNOB_SIZE, "", 512, 65507, NULL, "bytes", J, "udp",
      "udp: largest datagram (default: 65507 between ranks of one host, the interface MTU "
      "minus headers between hosts); IP fragmentation is never used.",

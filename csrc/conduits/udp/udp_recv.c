@@ -10,6 +10,8 @@
 
 enum { POOL_RESERVE = 8 };
 
+_Atomic uint32_t udp_reads;
+
 static int *ready_peers, nready;
 static bool *in_ready;
 static uint8_t *scratch; /* for a datagram that arrives when no buffer is free */
@@ -60,6 +62,19 @@ static void peer_finished(int peer) {
   }
 }
 
+/* Its liveness thread answered a probe: the process lives. If it has not read its socket since
+ * its previous answer, it computes (or runs a long handler) and its silence is no failure:
+ * the time that declares it lost starts again. If it has, it reads its socket and still
+ * acknowledges nothing: the clock runs on (see udp_check_timers). */
+static void peer_answered(int peer, uint32_t reads) {
+  udp_peer_t *p = &udp.peers[peer];
+  double now = udp_now();
+  if (p->alive_at >= 0 && reads == p->polls_seen) gasnetc_rel_peer_alive(&p->rel, now);
+  else if (p->alive_at >= 0) p->reading_at = now;
+  p->alive_at = now;
+  p->polls_seen = reads;
+}
+
 /* One datagram at data (its block already holds a reference the caller drops later). */
 static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, bool keep) {
   if (len < sizeof(udp_pkt_hdr_t)) { drop_note("too short", from); return; }
@@ -79,6 +94,11 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
     return;
   }
   if (p->finished) return;
+  if (h->type == UDP_ALIVE) {
+    peer_answered(src, (uint32_t)h->code);
+    return;
+  }
+  if (h->type != UDP_DATA && h->type != UDP_ACK) { drop_note("unknown type", from); return; }
   gasnetc_rel_ackinfo_t info = {h->ack, h->sack};
   gasnetc_rel_acked(&p->rel, info, udp_now(), &udp.timeouts, udp_release, udp_resend,
                     (void *)(intptr_t)src);
@@ -127,6 +147,9 @@ static void rx_refill(int got) {
 }
 
 int udp_receive(void) {
+  /* A plain increment: udp_lock orders the writers; the liveness thread only reads it. */
+  atomic_store_explicit(&udp_reads, atomic_load_explicit(&udp_reads, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
   if (rx.n < UDP_RX_BATCH / 2) rx_refill(0); /* the pool had run low: take blocks back */
   udp_in_t in[UDP_RX_BATCH];
   int got;
@@ -148,17 +171,39 @@ int udp_receive(void) {
   return got;
 }
 
+/* Retransmissions, liveness probes and the verdict on a peer that acknowledges nothing. A
+ * peer silent for a quarter of GASNET_REQUESTTIMEOUT_MAX is probed (udp_send_ping) at each
+ * look; answers that show it computing restart its clock (peer_answered). So the job ends only
+ * for a peer whose process does not answer (gone, stopped, its host or the path down) or that
+ * reads its socket without ever getting this rank's datagrams. */
 void udp_check_timers(double now) {
+  const double max = udp.timeouts.max;
+  /* This rank itself did not look for a while (it computed): the silence it finds proves
+   * nothing about its peers, who may have answered into a socket no one read. */
+  bool was_away = now - udp.timers_at > max / 4;
+  udp.timers_at = now;
   double next = -1;
   int kept = 0;
   for (int i = 0; i < udp.nactive; i++) {
     int peer = udp.active[i];
     udp_peer_t *p = &udp.peers[peer];
+    if (was_away) gasnetc_rel_peer_alive(&p->rel, now);
+    double stalled = p->rel.stalled_since;
+    if (stalled >= 0 && now - stalled > max / 4 && (p->pinged < 0 || now - p->pinged >= max / 32)) {
+      udp_send_ping(peer);
+      p->pinged = now;
+    }
     if (!gasnetc_rel_tick(&p->rel, now, &udp.timeouts, udp_resend, (void *)(intptr_t)peer)) {
       udp_lock_drop();
+      if (p->reading_at >= stalled)
+        gasneti_fatalerror("udp: rank %d on host %s reads its socket but acknowledged none of "
+                           "this rank's datagrams for %g s (GASNET_REQUESTTIMEOUT_MAX): they do "
+                           "not reach it (a lowered MTU or a filter on the path?)", peer,
+                           gasneti_host_name(peer), max);
       gasneti_fatalerror("udp: rank %d on host %s acknowledged nothing for %g s "
-                         "(GASNET_REQUESTTIMEOUT_MAX): it is unreachable", peer,
-                         gasneti_host_name(peer), udp.timeouts.max);
+                         "(GASNET_REQUESTTIMEOUT_MAX): it is unreachable (its process answers "
+                         "no liveness probe: gone, stopped, or its host cut off)", peer,
+                         gasneti_host_name(peer), max);
     }
     double d = gasnetc_rel_next_deadline(&p->rel);
     if (d < 0) {

@@ -133,6 +133,10 @@ bool gasnetc_rel_tick(gasnetc_rel_t *r, double now, const gasnetc_rel_timeouts_t
   return true;
 }
 
+void gasnetc_rel_peer_alive(gasnetc_rel_t *r, double now) {
+  if (r->stalled_since >= 0) r->stalled_since = now;
+}
+
 double gasnetc_rel_next_deadline(const gasnetc_rel_t *r) {
   double next = -1;
   for (uint32_t seq = r->una; before(seq, r->next_seq); seq++) {

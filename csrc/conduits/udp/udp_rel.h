@@ -78,6 +78,10 @@ uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double 
 /* Sends again whatever timed out. Returns false when the peer made no progress for t->max. */
 bool gasnetc_rel_tick(gasnetc_rel_t *r, double now, const gasnetc_rel_timeouts_t *t,
                       gasnetc_rel_resend_fn resend, void *ctx);
+/* The peer is known to be alive though it acknowledges nothing (its process answered a
+ * liveness probe without having polled since the last one: it computes): its silence so far
+ * is not a failure, so the time that declares it lost starts again now. */
+void gasnetc_rel_peer_alive(gasnetc_rel_t *r, double now);
 /* The next time tick() has something to do (-1: nothing in flight). */
 double gasnetc_rel_next_deadline(const gasnetc_rel_t *r);
 

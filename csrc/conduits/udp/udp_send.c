@@ -135,6 +135,15 @@ void udp_send_control(int peer, int type, int code) {
   udp_queue_out(peer, h, sizeof *h);
 }
 
+/* Not through fill_header: the probe goes to the liveness thread, which reads no
+ * acknowledgements, so taking the pending one here would lose it. */
+void udp_send_ping(int peer) {
+  if (udp.nout == udp.outcap) udp_send_now();
+  udp_pkt_hdr_t *h = &udp.acks[udp.nacks++];
+  *h = (udp_pkt_hdr_t){.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_PING};
+  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].live_addr, h, sizeof *h, sizeof *h, NULL, 0};
+}
+
 /* End of a poll: every touched peer's open packet goes; owed credits beyond the slack go in
  * an otherwise empty packet; an acknowledgement goes alone only when no data packet carried
  * it within UDP_ACK_DELAY (the peer stays listed until then). */

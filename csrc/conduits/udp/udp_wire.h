@@ -12,6 +12,13 @@ enum {
   UDP_ACK = 2,      /* acknowledgement only */
   UDP_EXIT = 3,     /* the sender's rank ended the job with code (best effort, repeated) */
   UDP_FINISHED = 4, /* the sender returned from main: do not wait for its acknowledgements */
+  /* Liveness (see udp_conduit.c): a probe to a silent peer's liveness socket, and the answer
+   * its liveness thread sends from the peer's own socket whether or not the application polls.
+   * UDP_ALIVE's code is the answerer's count of socket reads (polls): unchanged between two
+   * answers, it computes; changed, it reads its socket and still acknowledges nothing. Neither
+   * carries acknowledgements. */
+  UDP_PING = 5,
+  UDP_ALIVE = 6,
 };
 
 typedef struct {
