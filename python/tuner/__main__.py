@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 from rich.console import Console
@@ -63,6 +64,10 @@ def show(directory: str, console: Console) -> int:
 
 def main(bin_dir: str | None = None) -> int:
     from gasnetrun.closedpipe import quiet_on_closed_pipe
+    # SIGINT saves the sweep and stops it, also when a script started gasnet-tune in the
+    # background (a shell without job control starts those with SIGINT ignored, and Python
+    # then leaves it so): `kill -INT` is how such a sweep is stopped.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     return quiet_on_closed_pipe(lambda: run(bin_dir))
 
 
