@@ -2,6 +2,7 @@
 and check after every test that no rank process and no /dev/shm object was left behind."""
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
@@ -216,12 +217,39 @@ def rank_processes() -> list[str]:
     return found
 
 
-def shm_leftovers() -> list[str]:
+def shm_objects() -> list[str]:
     """Our objects, and the regions of libfabric's shm provider (<pid>:<n>:<n>), which the ofi
     conduit unlinks at start-up."""
     regions = [path for path in glob.glob("/dev/shm/[0-9]*:*:*")
                if re.fullmatch(r"\d+:\d+:\d+", Path(path).name)]
     return glob.glob("/dev/shm/gasnet-*") + regions
+
+
+def mapped_shm() -> set[str]:
+    """/dev/shm paths some live process maps: a running job's (this test's, or another
+    worktree's or pytest worker's job on the same machine), not a leftover."""
+    mapped: set[str] = set()
+    for maps in glob.glob("/proc/[0-9]*/maps"):
+        try:
+            text = Path(maps).read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            at = line.find("/dev/shm/")
+            if at >= 0:
+                mapped.add(line[at:].removesuffix(" (deleted)"))
+    return mapped
+
+
+def shm_leftovers() -> list[str]:
+    """Objects no live process maps: nobody will unlink them. Objects a live process maps belong
+    to a job still running (if it is one of this test's ranks, rank_processes names it), so
+    concurrent test runs on one machine do not see each other's live objects as leftovers."""
+    found = shm_objects()
+    if not found:
+        return []
+    mapped = mapped_shm()
+    return [path for path in found if path not in mapped]
 
 
 def wait_for_nothing_left(seconds: float = 3.0) -> tuple[list[str], list[str]]:
@@ -235,12 +263,14 @@ def wait_for_nothing_left(seconds: float = 3.0) -> tuple[list[str], list[str]]:
 
 @pytest.fixture(autouse=True)
 def nothing_left_behind():
-    before = shm_leftovers()
+    # An object may be unmapped for an instant while its job creates or removes it: poll.
+    before = wait_for_nothing_left()[1]
     assert not before, f"/dev/shm has GASNet objects before the test: {before}"
     yield
     procs, shm = wait_for_nothing_left()
     for path in shm:  # leave the next test a clean slate, but fail this one
-        os.unlink(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
     assert not procs, f"rank processes outlived their job: {procs}"
     assert not shm, f"/dev/shm objects outlived their job: {shm}"
 

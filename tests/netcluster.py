@@ -20,6 +20,17 @@ NOPROG = 91
 UNREACHABLE = 99         # on the bridge's subnet, answered by nobody
 
 
+def run_tag() -> str:
+    """Appended to namespace names so that test runs side by side (two worktrees, or pytest-xdist
+    workers) build separate clusters: GASNET_TEST_TAG, else the xdist worker's number. Short,
+    since a veth name (<prefix><tag>v<N>) holds at most 15 characters."""
+    tag = os.environ.get("GASNET_TEST_TAG") or os.environ.get("PYTEST_XDIST_WORKER", "")
+    tag = tag.removeprefix("gw")
+    if not tag.isalnum() or len(tag) > 4:
+        return ""
+    return tag
+
+
 def _run(*cmd: str) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -39,7 +50,7 @@ class Cluster:
     def __init__(self, root: Path, count: int, hidden: list[Path], prefix: str = PREFIX,
                  net: str = NET) -> None:
         """prefix and net keep clusters apart (the tests' and a benchmark's may coexist)."""
-        self.prefix = prefix
+        self.prefix = prefix + run_tag()
         self.net = net
         self.root = root
         self.count = count
