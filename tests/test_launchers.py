@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,3 +202,27 @@ def test_a_16_rank_job_in_an_allocation_needs_no_option(request):
     assert "launch command: srun --export=ALL --kill-on-bad-exit=1 --mpi=pmix -n 16" in \
         result.stderr
     assert result.stdout.count("hello from") == 16
+
+
+@pytest.mark.parametrize("spawner,variable,command,code", [
+    ("mpi", "MPIRUN_CMD", "false %N %C", 1),
+    ("pmi", "PMIRUN_CMD", "sh -c 'echo no such partition: debug >&2; exit 5' %N %C", 5),
+])
+@pytest.mark.parametrize("front", ["compiled", "python"])
+def test_a_launcher_that_fails_before_any_rank_is_named_with_its_code(
+        opt_build, spawner, variable, command, code, front):
+    """A site launcher that fails on its own (a wrong partition, a module not loaded) is the
+    user's to fix: gasnetrun names the command, its template and its code; what the launcher
+    said passes through. The compiled front and the Python gasnetrun say the same."""
+    gasnetrun = ([opt_build.gasnetrun] if front == "compiled" else
+                 [sys.executable, str(opt_build.path / "python" / "gasnetrun_entry.py")])
+    result = subprocess.run([*gasnetrun, f"-spawner={spawner}", "-n", "2",
+                             opt_build.test_program("am_test")], env=job_env({variable: command}),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == code, (result.stdout, result.stderr)
+    program = command.split()[0]
+    assert (f"gasnetrun: {program} (from {variable}) ended the job with exit code {code}"
+            in result.stderr), result.stderr
+    if spawner == "pmi":
+        assert "no such partition: debug" in result.stderr
+    assert "OK" not in result.stdout

@@ -171,5 +171,11 @@ int gasneti_front_supervise(gasneti_front_job_t *job) {
   gasneti_exit_policy_fini(&l.policy);
   int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
   /* Interrupted: the job's code says by what, whatever code the launcher chose. */
-  return l.interrupted && code ? 128 + l.interrupted : code;
+  if (l.interrupted && code) return 128 + l.interrupted;
+  /* A launcher that fails on its own (a wrong partition, a module not loaded; often silently)
+   * is otherwise indistinguishable from a rank's exit code: name it, as the Python side does. */
+  if (code)
+    fprintf(stderr, "gasnetrun: %s (from %s) ended the job with exit code %d\n", job->argv.v[0],
+            strcmp(job->spawner, "pmi") == 0 ? "PMIRUN_CMD" : "MPIRUN_CMD", code);
+  return code;
 }

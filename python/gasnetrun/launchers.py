@@ -14,6 +14,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -135,6 +136,7 @@ def detect(program: str) -> Flavour | None:
 class LaunchCommand:
     argv: list[str]
     flavour: Flavour | None
+    variable: str = ""  # the template variable it was expanded from
 
     def shown(self) -> str:
         return shlex.join(self.argv)
@@ -148,7 +150,7 @@ def launch_command(plan: Plan, template: str, variable: str, placed: bool,
     argv = expand(template, plan, variable)
     flavour = detect(argv[0])
     if flavour is None:
-        return LaunchCommand(argv, None)
+        return LaunchCommand(argv, None, variable)
     given = set(argv[1:])
     options: list[str] = []
     if not given & {"-x", "-genvlist", "-genvall", "-genvnone", "-envlist"} and \
@@ -160,7 +162,7 @@ def launch_command(plan: Plan, template: str, variable: str, placed: bool,
     if placed and "%H" not in template and not given & {"--host", "-H", "-hosts", "-w",
                                                          "--nodelist", "-N", "--nodes"}:
         options += flavour.placement(plan, cyclic)
-    return LaunchCommand(argv[:1] + options + argv[1:], flavour)
+    return LaunchCommand(argv[:1] + options + argv[1:], flavour, variable)
 
 
 _PRCTL: Callable[..., int]
@@ -170,8 +172,11 @@ class LauncherRun:
     """The launcher's process, as a RunningJob: its end is the job's end. Output passes
     straight through; signals are forwarded."""
 
-    def __init__(self, job: Job, argv: list[str], env: Mapping[str, str]) -> None:
+    def __init__(self, job: Job, argv: list[str], env: Mapping[str, str],
+                 variable: str = "") -> None:
         self.job = job
+        self.name = argv[0]
+        self.variable = variable  # the template it came from
         # The launcher ends with gasnetrun (even a kill -9 of it): util-linux's setpriv sets
         # the parent-death signal and execs it. A preexec_fn doing the same would make
         # subprocess fork where it otherwise uses vfork: 12 ms more per job on this VM.
@@ -207,6 +212,12 @@ class LauncherRun:
         os.close(self.pidfd)
         code = self.proc.wait()
         code = 128 - code if code < 0 else code
+        if code and not self.interrupted:
+            # A launcher that fails on its own (a wrong partition, a module not loaded; often
+            # silently) is otherwise indistinguishable from a rank's exit code: name it.
+            source = f" (from {self.variable})" if self.variable else ""
+            print(f"gasnetrun: {self.name}{source} ended the job with exit code {code}",
+                  file=sys.stderr, flush=True)
         # Interrupted: the job's code says by what (as under the other spawners), whatever
         # code the launcher chose for itself.
         self.job.end_code = 128 + self.interrupted if self.interrupted and code else code
@@ -250,4 +261,4 @@ def started(job: Job, command: LaunchCommand, plan: Plan, drop: tuple[str, ...],
             add: Mapping[str, str] = {}) -> RunningJob:
     env = {k: v for k, v in plan.env.items() if k not in drop}
     env.update(add)
-    return LauncherRun(job, command.argv, env)
+    return LauncherRun(job, command.argv, env, command.variable)
