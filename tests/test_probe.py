@@ -226,3 +226,40 @@ def test_probe_of_an_unknown_host_says_which_and_why(opt_build):
     data = json.loads(result.stdout)
     assert data["unreachable"][0]["host"] == "no-such-host.invalid"
     assert data["unreachable"][0]["error"]
+
+
+@needs_hwloc
+@pytest.mark.parametrize("desc,needle", [
+    ("garbage:3", "hwloc refused it (Synthetic string with unknown object type at 'garbage:3')"),
+    ("pack:0 pu:2", "hwloc refused it (Synthetic string with disallow 0 number of objects"),
+    # 8 million processing units: lstopo alone would take minutes
+    ("pack:1000 core:1000 pu:8", "describes 8000000 processing units; the probe takes at most"),
+])
+def test_a_synthetic_topology_hwloc_cannot_take_is_refused_with_its_reason(opt_build, desc,
+                                                                           needle):
+    """hwloc given a bad HWLOC_SYNTHETIC says so on stderr and then describes the real machine:
+    the probe would report a topology the user did not ask for, without a word."""
+    result = probe_cmd(opt_build, env={"HWLOC_SYNTHETIC": desc})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"HWLOC_SYNTHETIC={desc!r}" in result.stderr and needle in result.stderr, result.stderr
+    assert "the accepted form: hwloc's synthetic description" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@needs_hwloc
+def test_a_synthetic_topology_describes_this_host(opt_build):
+    result = probe_cmd(opt_build, "--json", env={"HWLOC_SYNTHETIC": "pack:2 core:2 pu:2"})
+    assert result.returncode == 0, result.stderr
+    topology = json.loads(result.stdout)["types"][0]["probe"]["topology"]
+    assert (topology["sockets"], topology["cores"], topology["pus"]) == (2, 4, 8), topology
+    assert topology["source"] == "hwloc (HWLOC_SYNTHETIC: pack:2 core:2 pu:2)"
+
+
+@needs_hwloc
+def test_a_recorded_synthetic_topology_hwloc_refuses_is_named(gr, tmp_path):
+    node = node_copy(tmp_path, "single-hca-port-down")
+    (node / "topology.xml").unlink(missing_ok=True)
+    (node / "topology.synthetic").write_text("pack:2 bogus:4\n")
+    probe, _ = gr
+    with pytest.raises(ValueError, match=r"topology.synthetic='pack:2 bogus:4': hwloc refused"):
+        probe.probe_host(str(node))

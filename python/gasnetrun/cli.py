@@ -454,5 +454,10 @@ def probe_hosts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
         having = [n for n, _ in conduits.with_hook("probe_plans")]
         return usage_error(parser, f"--conduit '{args.conduit}': expected a conduit this build "
                                    f"probes hosts for ({', '.join(having) or 'none'})")
+    from .probe import check_synthetic
+    synthetic = os.environ.get("HWLOC_SYNTHETIC", "").strip()
+    problem = check_synthetic(synthetic, "HWLOC_SYNTHETIC") if synthetic else None
+    if problem:
+        return usage_error(parser, problem)
     results = gather(hosts, env, is_this_host, ssh, command)
     return report(results, ranks, args.nranks or 0, env, args.json, args.conduit)

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import resource
+import shlex
 import shutil
 import socket
 import subprocess
@@ -172,14 +173,64 @@ def sysfs_topology(sysfs: Path) -> Topology | None:
                     pus=len(packages), source="sysfs")
 
 
+SYNTHETIC_MAX_PUS = 65536  # the largest real nodes have a few thousand
+LSTOPO_SECONDS = 30.0
+SYNTHETIC_FORM = "hwloc's synthetic description, e.g. 'pack:2 numa:2 core:8 pu:2'"
+
+
+def synthetic_pus(desc: str) -> int:
+    """The processing units a synthetic description makes: the product of its levels' counts
+    (attributes in parentheses and memory children in brackets aside)."""
+    plain = re.sub(r"\[[^\]]*\]|\([^)]*\)", " ", desc)
+    total = 1
+    for count in re.findall(r"(?:^|\s)[A-Za-z][\w]*:(\d+)", plain):
+        total *= int(count)
+    return total
+
+
+def check_synthetic(desc: str, what: str) -> str | None:
+    """Why hwloc cannot take this synthetic topology (what: where it came from), or None. hwloc
+    given a bad HWLOC_SYNTHETIC says so on stderr and describes the real machine instead, and a
+    huge one takes lstopo minutes: both would be probed silently wrong."""
+    pus = synthetic_pus(desc)
+    if pus > SYNTHETIC_MAX_PUS:
+        return (f"{what}={desc!r} describes {pus} processing units; the probe takes at most "
+                f"{SYNTHETIC_MAX_PUS} (the accepted form: {SYNTHETIC_FORM})")
+    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+    if not lstopo:
+        return None
+    env = {k: v for k, v in os.environ.items() if k != "HWLOC_SYNTHETIC"}
+    try:
+        proc = subprocess.run([lstopo, "--input", desc, "--of", "synthetic", "-"], env=env,
+                              capture_output=True, text=True, timeout=LSTOPO_SECONDS)
+    except subprocess.TimeoutExpired:
+        return f"{what}={desc!r}: hwloc's lstopo did not finish in {LSTOPO_SECONDS:g} s"
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        said = proc.stderr.strip().splitlines()
+        why = said[0] if said else f"lstopo ended with code {proc.returncode}"
+        return f"{what}={desc!r}: hwloc refused it ({why}); the accepted form: {SYNTHETIC_FORM}"
+    return None
+
+
 def hwloc_topology(args: list[str], source: str) -> Topology | None:
     lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
     if not lstopo:
         return None
+    synthetic = os.environ.get("HWLOC_SYNTHETIC", "").strip()
+    if synthetic and not args:  # this host, as the user's hwloc setting describes it
+        problem = check_synthetic(synthetic, "HWLOC_SYNTHETIC")
+        if problem:
+            raise ValueError(problem)
+        source = f"hwloc (HWLOC_SYNTHETIC: {synthetic})"
     try:
         proc = subprocess.run([lstopo, *args, "--of", "xml", "-"], capture_output=True, text=True,
-                              timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+                              timeout=LSTOPO_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"hwloc's lstopo {shlex.join(args)} did not describe this host within "
+                         f"{LSTOPO_SECONDS:g} s") from None
+    except OSError:
         return None
     if proc.returncode != 0:
         return None
@@ -209,6 +260,9 @@ def probe_host(root: str | None = None, only: list[str] | None = None) -> HostPr
             topology = hwloc_topology(["--input", str(node / "topology.xml")], "hwloc (recorded XML)")
         elif (node / "topology.synthetic").exists():
             desc = read(node / "topology.synthetic")
+            problem = check_synthetic(desc, f"{node / 'topology.synthetic'}")
+            if problem:
+                raise ValueError(problem)
             topology = hwloc_topology(["--input", desc], f"hwloc (synthetic: {desc})")
         else:
             topology = sysfs_topology(sysfs)
