@@ -4,6 +4,7 @@ machine's two cores, so ranks are told to give the core away while they wait
 (GASNET_WAIT_MODE=block): spinning ranks of different "hosts" would starve each other."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -18,6 +19,9 @@ from conftest import BUILDS, Build, Result, built, job_env, wait_for_nothing_lef
 from netcluster import Cluster, why_not_available
 
 
+CLUSTER_PREFIX = ["gt"]  # the namespace names' prefix (netcluster.run_tag tells runs apart)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     why = why_not_available()
@@ -25,6 +29,7 @@ def cluster(tmp_path_factory):
         pytest.skip(why)
     hidden = [path / "udp" / "examples" for path in BUILDS.values()]
     c = Cluster(tmp_path_factory.mktemp("cluster"), 16, hidden)
+    CLUSTER_PREFIX[:] = [c.prefix]
     try:
         c.up()
     except (subprocess.CalledProcessError, RuntimeError) as err:
@@ -87,7 +92,7 @@ def wait_for_no_agents(seconds: float = 15.0) -> list[str]:
 
 def agent_on(host_index: int) -> int:
     """The pid of the agent running in host h<host_index>'s network namespace."""
-    target = os.stat(f"/run/netns/gt_h{host_index}").st_ino
+    target = os.stat(f"/run/netns/{CLUSTER_PREFIX[0]}_h{host_index}").st_ino
     for pid in agents_left():
         try:
             if os.stat(f"/proc/{pid}/ns/net").st_ino == target:
@@ -377,25 +382,6 @@ def test_ranks_of_a_lost_host_are_reported_without_a_made_up_pid(cluster, udp_op
     assert not wait_for_no_agents()
 
 
-def test_a_frozen_agent_is_given_up_within_the_exit_timeout(cluster, udp_opt):
-    """An agent that stops answering (SIGSTOP: its TCP link and ssh stay open) ends the job
-    within GASNET_EXITTIMEOUT, naming its host; once it thaws, it finds its parent gone and
-    ends its ranks, so nothing is left."""
-    job = start_job(cluster, udp_opt, ["-n", "6", "-H", hosts_arg(cluster, 3),
-                                       udp_opt.test_program("exit_test"), "hang"],
-                    env={"GASNET_EXITTIMEOUT": "3"})
-    wait_for_ready(job, 6)
-    frozen = agent_on(3)
-    os.kill(frozen, signal.SIGSTOP)
-    try:  # a frozen host never answers: only giving it up ends the job
-        out, err = job.communicate(timeout=120)
-    finally:
-        os.kill(frozen, signal.SIGCONT)
-    assert job.returncode != 0, err
-    assert f"the agent of host {cluster.address(3)} stopped answering" in err, err
-    assert not wait_for_no_agents()
-
-
 def test_kill_9_of_the_launcher_leaves_nothing_on_any_host(cluster, udp_opt):
     job = start_job(cluster, udp_opt, ["-n", "8", "-H", hosts_arg(cluster, 4),
                                        udp_opt.test_program("exit_test"), "hang"])
@@ -477,3 +463,142 @@ def test_launch_bench_usage_errors(args):
                           text=True, timeout=60)
     assert proc.returncode == 2 and "launch_bench.py:" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ---- a stalled peer, and a parent that falls silent (issue 38, items 2, 3 and 3b) --------------
+def start_fed_job(cluster: Cluster, build: Build, args: list[str],
+                  env: dict[str, str] | None = None) -> subprocess.Popen:
+    """A job whose stdin is a pipe the test writes (binary, unbuffered)."""
+    return subprocess.Popen(cluster.inside(1, [build.gasnetrun, *args]),
+                            env=cluster_env(cluster, env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.PIPE, bufsize=0)
+
+
+def feed_until_held(job: subprocess.Popen, cap: int, idle: float = 3.0) -> int:
+    """Writes to the job's stdin until it takes nothing more for `idle` seconds, or `cap` bytes
+    went in; returns how many did."""
+    import select
+    assert job.stdin is not None
+    fd = job.stdin.fileno()
+    os.set_blocking(fd, False)
+    chunk, total = b"y\n" * 32768, 0
+    while total < cap:
+        if not select.select([], [fd], [], idle)[1]:
+            break  # held: nothing taken for `idle` seconds
+        try:
+            total += os.write(fd, chunk)
+        except BlockingIOError:
+            continue
+        except BrokenPipeError:  # the job ended: its output says why
+            break
+    os.set_blocking(fd, True)
+    return total
+
+
+def test_stdin_a_remote_rank_0_does_not_read_holds_the_launcher_not_memory(cluster, udp_opt,
+                                                                          tmp_path):
+    """`yes | gasnetrun -n 2 -H h2,h3 prog` whose rank 0 does not read stdin grew h2's agent to
+    3 GB in 9 s (issue 38, item 3). At most a window of input is on its way to rank 0: the
+    launcher stops reading until rank 0 takes some, and what was taken arrives whole."""
+    go = tmp_path / "go"
+    program = shell_rank(tmp_path, f'''
+echo "ready rank $GASNETRUN_RANK"
+while [ ! -e {go} ]; do sleep 0.05; done
+[ "$GASNETRUN_RANK" = 0 ] && echo "rank 0 read: $(wc -c) bytes"
+exit 0''')
+    job = start_fed_job(cluster, udp_opt, ["-n", "2", "-H", ",".join(cluster.hosts(3)[1:]),
+                                           program])
+    try:
+        wait_for_ready(job, 2)
+        cap = 128 << 20
+        taken = feed_until_held(job, cap)
+        assert taken < 32 << 20, f"the launcher took {taken} bytes its rank 0 did not read"
+        go.touch()
+        assert job.stdin is not None
+        job.stdin.close()
+        job.stdin = None  # (communicate would flush it)
+        out, err = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+    assert job.returncode == 0, err.decode(errors="replace")
+    assert f"rank 0 read: {taken} bytes".encode() in out, (out, err)
+
+
+def test_agents_end_their_ranks_when_their_parent_falls_silent(cluster, udp_opt):
+    """A launcher whose host froze or vanished with its network sends no FIN or RST: its
+    agents kept their ranks running for good (issue 38, item 3b). A child agent gives up a
+    parent silent for the exit timeout, as a parent gives up a silent child."""
+    program = udp_opt.test_program("exit_test")
+    job = start_job(cluster, udp_opt, ["-n", "4", "-H", ",".join(cluster.hosts(3)[1:]),
+                                       program, "hang"], env={"GASNET_EXITTIMEOUT": "3"})
+    try:
+        wait_for_ready(job, 4)
+        os.kill(job.pid, signal.SIGSTOP)  # its ssh sessions stay open, silent
+        assert not wait_for_no_agents(60), "agents outlived a silent parent"
+        deadline = time.monotonic() + 20
+        while running_ranks(program) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running_ranks(program), "ranks outlived their agents"
+    finally:
+        job.kill()
+        os.kill(job.pid, signal.SIGCONT)
+        job.communicate(timeout=60)
+
+
+def wait_for_stderr(job: subprocess.Popen, needle: bytes, seconds: float = 30) -> None:
+    import select
+    assert job.stderr is not None
+    fd, text = job.stderr.fileno(), b""
+    deadline = time.monotonic() + seconds
+    while needle not in text:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {needle!r} on stderr: {text!r}"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the job ended without {needle!r}: {text!r}"
+            text += chunk
+
+
+@pytest.mark.parametrize("ctrl_c", [False, True])
+def test_a_frozen_host_holds_neither_the_launcher_nor_its_ranks(cluster, udp_opt, ctrl_c):
+    """`yes | gasnetrun -n 2 -H h2,h3 prog`, then h2 freezes (its agent stopped): the launcher
+    was held ~90 s by writes to h2, ignored Ctrl-C, blamed h3 too, and left h2's rank running
+    (issue 38, item 2). Now nothing the launcher writes can block it: a second Ctrl-C ends the
+    job with 130 within a few heartbeats, or the exit timeout names h2 alone; either way h2's frozen agent is killed
+    over a new ssh connection, and its rank with it."""
+    program = udp_opt.test_program("exit_test")
+    job = start_fed_job(cluster, udp_opt, ["-n", "2", "-H", ",".join(cluster.hosts(3)[1:]),
+                                           program, "hang"],
+                        env={"GASNET_EXITTIMEOUT": "60" if ctrl_c else "5"})
+    frozen = 0
+    try:
+        wait_for_ready(job, 2)
+        frozen = agent_on(2)
+        os.kill(frozen, signal.SIGSTOP)
+        feed_until_held(job, 64 << 20)
+        if ctrl_c:  # twice: the second one means "stop waiting for the ranks"
+            job.send_signal(signal.SIGINT)
+            wait_for_stderr(job, b"received SIGINT: ending the job")
+            job.send_signal(signal.SIGINT)
+        out, err = job.communicate(timeout=50)
+        text = err.decode(errors="replace")
+        if ctrl_c:
+            assert job.returncode == 128 + signal.SIGINT, text
+        else:
+            assert job.returncode != 0, text
+            assert f"the agent of host {cluster.address(2)} stopped answering" in text, text
+            assert f"host {cluster.address(3)} stopped" not in text, text
+        deadline = time.monotonic() + 20  # the reaper's ssh runs as the launcher ends
+        while running_ranks(program) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running_ranks(program), "the frozen host's rank outlived the job"
+    finally:
+        if frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(frozen, signal.SIGCONT)
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+    assert not wait_for_no_agents()

@@ -27,26 +27,55 @@ class Loop:
         self._wake_w: int | None = None
         self._old_wakeup = -1
 
-    # ---- readers ------------------------------------------------------------------------
+    # ---- readers and writers ----------------------------------------------------------
+    # A descriptor may have both (a socket read from and written to without blocking): the
+    # selector holds one registration per descriptor, with [reader, writer] as its data.
+    def _set(self, fd: int, slot: int, callback: Callback | None) -> None:
+        try:
+            key = self._sel.get_key(fd)
+            pair = list(key.data)
+        except (KeyError, ValueError):
+            key, pair = None, [None, None]
+        pair[slot] = callback
+        events = (selectors.EVENT_READ if pair[0] else 0) | \
+            (selectors.EVENT_WRITE if pair[1] else 0)
+        if key is None:
+            if events:
+                self._sel.register(fd, events, pair)
+        elif events:
+            self._sel.modify(fd, events, pair)
+        else:
+            self._sel.unregister(fd)
+
     def add_reader(self, fd: int, callback: Callback) -> None:
-        self._sel.register(fd, selectors.EVENT_READ, callback)
+        self._set(fd, 0, callback)
 
     def remove_reader(self, fd: int) -> None:
+        """Forgets fd's reader (a descriptor already closed is forgotten altogether)."""
         try:
-            self._sel.unregister(fd)
-        except (KeyError, ValueError):
-            pass
+            self._set(fd, 0, None)
+        except (KeyError, ValueError, OSError):
+            self._forget(fd)
 
     def add_writer(self, fd: int, callback: Callback) -> None:
         """callback runs whenever fd can take more bytes, until remove_writer(fd)."""
-        self._sel.register(fd, selectors.EVENT_WRITE, callback)
+        self._set(fd, 1, callback)
 
-    remove_writer = remove_reader
+    def remove_writer(self, fd: int) -> None:
+        try:
+            self._set(fd, 1, None)
+        except (KeyError, ValueError, OSError):
+            self._forget(fd)
+
+    def _forget(self, fd: int) -> None:
+        try:
+            self._sel.unregister(fd)
+        except (KeyError, ValueError, OSError):
+            pass
 
     def has_reader(self, fd: int) -> bool:
         try:
-            self._sel.get_key(fd)
-            return True
+            return self._sel.get_key(fd).data[0] is not None
         except (KeyError, ValueError):
             return False
 
@@ -93,8 +122,16 @@ class Loop:
         if self._timers:
             until = max(0.0, self._timers[0][0] - now)
             wait = until if wait is None else min(wait, until)
-        for key, _ in self._sel.select(wait):
-            key.data()
+        ready = self._sel.select(wait)
+        fds = self._sel.get_map()
+        for key, events in ready:
+            # The callbacks as they are now: an earlier one in this batch may have dropped (and
+            # closed) this descriptor; its stale readiness must not reach anyone.
+            for flag, slot in ((selectors.EVENT_READ, 0), (selectors.EVENT_WRITE, 1)):
+                if events & flag:
+                    now_key = fds.get(key.fd)
+                    if now_key is not None and now_key.data[slot]:
+                        now_key.data[slot]()
         now = time.monotonic()
         while self._timers and self._timers[0][0] <= now:
             _, ident, callback = heapq.heappop(self._timers)

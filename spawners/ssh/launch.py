@@ -128,10 +128,28 @@ class SshSpawner:
             root.go()
             job.started = True
             if stdin_forwardable and 0 not in nodes[0].ranks:
-                if stdin_kind == "pipe":
-                    job.loop.add_reader(0, forward_stdin)
-                else:
-                    job.loop.call_later(0, forward_file)
+                resume()
+
+        # At most STDIN_WINDOW bytes of stdin on their way to rank 0 and not yet taken by it
+        # (T_STDIN_ACK): a rank that does not read holds the launcher's reading, not memory.
+        from gasnetrun.agent.protocol import STDIN_WINDOW
+        flow = {"unacked": 0, "reading": False, "ended": False}
+
+        def resume() -> None:
+            if flow["reading"] or flow["ended"] or flow["unacked"] >= STDIN_WINDOW:
+                return
+            flow["reading"] = True
+            if stdin_kind == "pipe":
+                job.loop.add_reader(0, forward_stdin)
+            else:
+                job.loop.call_later(0, forward_file)
+
+        def acked(count: int) -> None:
+            flow["unacked"] = max(0, flow["unacked"] - count)
+            if flow["unacked"] < STDIN_WINDOW // 2:
+                resume()
+
+        root.on_stdin_ack = acked
 
         def read_stdin() -> bytes:
             try:
@@ -139,19 +157,27 @@ class SshSpawner:
             except OSError:
                 return b""
 
-        def forward_stdin() -> None:
-            data = read_stdin()
-            if not data:
-                job.loop.remove_reader(0)
+        def forwarded(data: bytes) -> bool:
+            """Sends data on; whether to go on reading."""
             root.stdin(data)
+            if not data:
+                flow["ended"] = True
+                return False
+            flow["unacked"] += len(data)
+            return flow["unacked"] < STDIN_WINDOW
+
+        def forward_stdin() -> None:
+            if not forwarded(read_stdin()):
+                job.loop.remove_reader(0)
+                flow["reading"] = False
 
         def forward_file() -> None:
             """One chunk per turn of the loop, so that a large file does not hold up the
             job's other events; the empty read at its end tells rank 0 its input ended."""
-            data = read_stdin()
-            root.stdin(data)
-            if data:
+            if forwarded(read_stdin()):
                 job.loop.call_later(0, forward_file)
+            else:
+                flow["reading"] = False
 
         root.start(job.cookie, lambda n, port: instructions(
             nodes, specs, n, job.cookie, ssh, local_address_towards(n.host), port, silence_limit))

@@ -84,6 +84,11 @@ class Agent:
         self.next_seq: dict[int, int] = {r: 0 for r in spec.ranks}
         self.splitter = LineSplitter(sink or upstream.output)
         self.stdin_pending: list[bytes] = []
+        # Bytes of forwarded stdin taken by the rank (or dropped: its input had closed), told
+        # to the launcher so that it sends more (T_STDIN_ACK); coalesced up to STDIN_ACK_EVERY.
+        self.on_stdin_consumed: Callable[[int], None] = lambda count: None
+        self.stdin_unacked = 0
+        self.output_paused = False
         handlers = Handlers()
         handlers.exchange = self._on_exchange
         handlers.leaving = lambda r, code, ends: self._event(EV_LEAVING, r, code, int(ends))
@@ -128,6 +133,7 @@ class Agent:
         rank has not read yet wait here, so the agent never blocks on it."""
         proc = self.procs.get(self.spec.stdin_rank) if self.spec.stdin_rank is not None else None
         if proc is None or proc.stdin is None:
+            self._consumed(len(data), flush=True)  # nobody will read it: let more come (dropped)
             return
         if not self.stdin_pending:
             self.loop.add_writer(proc.stdin, partial(self._write_stdin, proc))
@@ -146,14 +152,38 @@ class Agent:
             self.loop.remove_writer(proc.stdin)
             os.close(proc.stdin)
             proc.stdin = None
+            self._consumed(sum(map(len, self.stdin_pending)), flush=True)
             self.stdin_pending.clear()
             return
         if n < len(data):
             self.stdin_pending[0] = data[n:]
+            self._consumed(n, flush=False)
             return
         self.stdin_pending.pop(0)
+        self._consumed(n, flush=not self.stdin_pending)
         if not self.stdin_pending:
             self.loop.remove_writer(proc.stdin)
+
+    STDIN_ACK_EVERY = 64 << 10
+
+    def _consumed(self, count: int, flush: bool) -> None:
+        self.stdin_unacked += count
+        if self.stdin_unacked and (flush or self.stdin_unacked >= self.STDIN_ACK_EVERY):
+            self.on_stdin_consumed(self.stdin_unacked)
+            self.stdin_unacked = 0
+
+    def pause_output(self, paused: bool) -> None:
+        """While the way up is full (a parent that does not read), the ranks' output waits in
+        their pipes (they block writing it) instead of piling up in this agent."""
+        if paused == self.output_paused:
+            return
+        self.output_paused = paused
+        for proc in self.procs.values():
+            for stream, fd in proc.pipes.items():
+                if paused:
+                    self.loop.remove_reader(fd)
+                else:
+                    self.loop.add_reader(fd, partial(self._on_output, proc, stream, fd))
 
     def _on_output(self, proc: RankProcess, stream: int, fd: int) -> None:
         try:

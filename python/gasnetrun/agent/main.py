@@ -15,7 +15,8 @@ from ..loop import Loop
 from ..thishost import is_this_host
 from .agent import AgentSpec
 from .node import TreeNode
-from .protocol import HEARTBEAT, T_GO, T_HEARTBEAT, T_RESULT, T_SHUTDOWN, T_SIGNAL, T_STDIN
+from .protocol import (HEARTBEAT, T_GO, T_HEARTBEAT, T_RESULT, T_SHUTDOWN, T_SIGNAL, T_STDIN,
+                       T_STDIN_ACK)
 from .ranks import SpawnError
 from .starter import SshSettings, read_instructions
 from .topology import AgentNode
@@ -93,12 +94,23 @@ def main() -> int:
         return 1
     node.send_up = parent.send
     state = {"shutdown": False, "lost": False}
+    parent.outbox.on_full = node.agent.pause_output
+
+    def consumed(count: int) -> None:
+        try:
+            parent.send(T_STDIN_ACK, count.to_bytes(4, "big"))
+        except ConnectionError:
+            state["lost"] = True
+
+    node.agent.on_stdin_consumed = consumed
+    heard = {"parent": time.monotonic()}
 
     def on_parent() -> None:
         frames = parent.read()
         if frames is None:
             state["lost"] = True
             return
+        heard["parent"] = time.monotonic()
         for kind, payload in frames:
             if kind == T_RESULT:
                 (seq,) = SEQ.unpack_from(payload)
@@ -121,7 +133,16 @@ def main() -> int:
             state["lost"] = True
 
     def beat() -> None:
-        """Tells the parent this agent is alive (a frozen one stops, and is given up)."""
+        """Tells the parent this agent is alive (a frozen one stops, and is given up), and
+        gives up a parent that fell silent: its host froze or vanished with its network (no
+        FIN or RST ever comes), so nobody would ever end this host's ranks."""
+        silent = time.monotonic() - heard["parent"]
+        if silent > silence_limit and not state["shutdown"]:
+            print(f"gasnetrun agent on {here}: heard nothing from its parent at {host} for "
+                  f"{silent:.0f} s (GASNET_EXITTIMEOUT): ending this host's ranks",
+                  file=sys.stderr, flush=True)
+            state["lost"] = True
+            return
         try:
             parent.send(T_HEARTBEAT, b"")
         except ConnectionError:
@@ -147,6 +168,6 @@ def main() -> int:
     except ConnectionError:
         pass
     node.close()
-    # Give the last frames (rank ends, output) time to leave before the socket goes.
-    time.sleep(0.01)
+    if not state["lost"]:  # the last frames (rank ends, output) leave before the socket goes
+        parent.outbox.drain(2.0)
     return 0 if not state["lost"] else 1

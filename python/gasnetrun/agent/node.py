@@ -20,13 +20,14 @@ from ..resources import HostMemory, ensure_descriptors, descriptors_needed, shar
 from .agent import Agent, AgentSpec, Upstream
 from .output import Sink
 from .protocol import (EVENT, EV_ENDED, HEARTBEAT, T_EVENT, T_GO, T_HEARTBEAT, T_NOTE,
-                       T_PROBLEM, T_READY, T_STDIN)
+                       T_PROBLEM, T_READY, T_STDIN, T_STDIN_ACK)
 from .ranks import SpawnError
-from .starter import SshSettings, start_agent, stop_agent
+from .starter import SshSettings, reap_agent, start_agent, stop_agent
 from .topology import AgentNode
 from .tree import ChildLink, TreeListener, dispatch_child_frame, frame
 
 START_DEADLINE = 60.0  # seconds for every agent to join and check its host
+KILL_SILENCE = 3 * HEARTBEAT  # a child's silence that gives it up once ranks are being killed
 
 
 def plan_node(spec: AgentSpec, host: str, problems: list[str], notes: list[str]) -> None:
@@ -99,6 +100,9 @@ class TreeNode:
         self.silence_limit = silence_limit
         self.last_heard: dict[int, float] = {}
         self._watch_timer: int | None = None
+        # The launcher's: told how many bytes of stdin rank 0 took (T_STDIN_ACK).
+        self.on_stdin_ack: Callable[[int], None] = lambda count: None
+        self.reapers: list[subprocess.Popen] = []  # ssh commands killing frozen agents
 
     # ---- phase 1: start the children, check this host --------------------------------------
     def start(self, cookie: str, instructions_for: Callable[[AgentNode, int], dict]) -> None:
@@ -151,7 +155,7 @@ class TreeNode:
         if self.on_checked is not None:
             self.on_checked(self.problems)
         else:
-            self.send_up(T_READY, b"")
+            self.send_up(T_READY, os.getpid().to_bytes(4, "big"))
 
     def _start_deadline(self) -> None:
         for c in self.me.children:
@@ -196,11 +200,18 @@ class TreeNode:
         self.last_heard[link.index] = time.monotonic()
         if kind == T_HEARTBEAT:
             return
-        if kind == T_PROBLEM:
+        if kind == T_STDIN_ACK:
+            if self.on_checked is not None:  # the root: the launcher reads more of its stdin
+                self.on_stdin_ack(int.from_bytes(payload[:4], "big"))
+            else:
+                self.send_up(T_STDIN_ACK, payload)
+        elif kind == T_PROBLEM:
             self._problem(payload.decode(errors="replace"))
         elif kind == T_NOTE:
             self._note(payload.decode(errors="replace"))
         elif kind == T_READY:
+            if len(payload) >= 4:
+                link.pid = int.from_bytes(payload[:4], "big")
             self.checked.add(link.index)
             self._maybe_checked()
         else:
@@ -246,6 +257,8 @@ class TreeNode:
         self._watch_timer = None
         if self.finished:
             return
+        for link in list(self.agent.children):  # children give up a parent that falls silent
+            link.sock_send(frame(T_HEARTBEAT))
         if self.started:
             now = time.monotonic()
             for link in list(self.agent.children):
@@ -253,7 +266,13 @@ class TreeNode:
                 if index is None or index in self.lost:
                     continue
                 silent = now - self.last_heard.get(index, now)
-                if silent > self.silence_limit:
+                # Once ranks are being killed (Ctrl-C twice, or the exit timeout ran out), a
+                # child that has not answered for a few heartbeats is not going to.
+                limit = (min(self.silence_limit, KILL_SILENCE)
+                         if self.last_signal == signal.SIGKILL else self.silence_limit)
+                if silent > limit:
+                    if isinstance(link, ChildLink):
+                        self._reap(link)
                     self._subtree_lost(index, f"the agent of host {self.nodes[index].host} "
                                               f"stopped answering (nothing for {silent:.0f} s)")
         self._watch_timer = self.loop.call_later(HEARTBEAT, self._watch)
@@ -277,6 +296,15 @@ class TreeNode:
         if proc is not None and proc.poll() is None:
             stop_agent(proc, 1.0)
 
+    def _reap(self, link: ChildLink) -> None:
+        """A frozen agent (stopped, or its host stalled) keeps its ranks running: closing its
+        ssh does not end it. Ask its host, over a new ssh, to kill it (its ranks die with it);
+        a host that is really gone does not answer, and the reaper's ssh gives up by itself."""
+        if link.pid and not self.is_local(link.host):
+            proc = reap_agent(link.host, link.pid, self.ssh)
+            if proc is not None:
+                self.reapers.append(proc)
+
     # ---- running and ending --------------------------------------------------------------
     def deliver(self, seq: int, result: bytes) -> None:
         self.agent.deliver(seq, result)
@@ -290,14 +318,26 @@ class TreeNode:
         if self._watch_timer is not None:
             self.loop.cancel(self._watch_timer)
             self._watch_timer = None
-        for link in list(self.agent.children):
+        children = [c for c in self.agent.children if isinstance(c, ChildLink)]
+        for link in children:
             link.shutdown()
+        deadline = time.monotonic() + 1.0  # shared: a frozen child costs no more than a second
+        for link in children:
+            link.outbox.drain(max(0.0, deadline - time.monotonic()))
         deadline = time.monotonic() + 5.0
+        links = {link.index: link for link in children}
         for index, proc in self.procs.items():
             # An agent that joined gets time to end its ranks and leave; one that never
             # joined runs nothing yet, and its ssh may still be connecting: stop it now.
             grace = deadline - time.monotonic() if index in self.joined else 0.0
-            stop_agent(proc, max(0.05, grace))
+            if not stop_agent(proc, max(0.05, grace)) and index in links:
+                self._reap(links[index])  # it did not go: frozen
+        for reaper in self.reapers:  # bounded by its own ConnectTimeout; killed if not done
+            try:
+                reaper.wait(timeout=max(0.05, deadline + 5.0 - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                reaper.kill()
+                reaper.wait()
         if self.listener:
             self.listener.close()
         return self.agent.close()

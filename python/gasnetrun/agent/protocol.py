@@ -18,13 +18,19 @@ BLOB_MAX = 1024
 # ---- agent <-> parent agent ----------------------------------------------------------------
 TREE_HEADER = struct.Struct("!II")  # type, length
 (T_CHALLENGE, T_AUTH, T_CONTRIB, T_RESULT, T_EVENT, T_OUTPUT, T_SIGNAL, T_ERROR,
- T_READY, T_SHUTDOWN, T_GO, T_PROBLEM, T_STDIN, T_HEARTBEAT, T_NOTE) = range(1, 16)
+ T_READY, T_SHUTDOWN, T_GO, T_PROBLEM, T_STDIN, T_HEARTBEAT, T_NOTE, T_STDIN_ACK) = range(1, 17)
 # T_READY: the subtree passed its checks; T_PROBLEM: a check failed (text), the job must not
 # start; T_GO: start the ranks; T_STDIN: bytes for rank 0's standard input (empty: its end);
 # T_NOTE: what an agent found on its host (the ibv node plan), for the root's -v;
-# T_HEARTBEAT: a child agent is alive (sent every HEARTBEAT seconds; a parent that hears
-# nothing from a child for the job's exit timeout gives it up for lost).
+# T_HEARTBEAT: the peer agent is alive, sent both ways every HEARTBEAT seconds (a parent that
+# hears nothing from a child for the job's exit timeout gives it up for lost; a child that hears
+# nothing from its parent as long ends its ranks and leaves);
+# T_READY's payload: the agent's pid ("!I"), so that a parent can have a frozen one killed;
+# T_STDIN_ACK: "!I" bytes of T_STDIN that rank 0 took (or that were dropped because its input
+# had closed), relayed up to the launcher, which keeps at most STDIN_WINDOW bytes unacknowledged
+# on the way (end-to-end backpressure: it stops reading its own stdin meanwhile).
 HEARTBEAT = 1.0
+STDIN_WINDOW = 1 << 20
 TREE_MAX_FRAME = 256 << 20
 NONCE_LEN = 16
 # T_EVENT kinds

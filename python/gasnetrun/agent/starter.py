@@ -81,8 +81,9 @@ def read_instructions(stream: BinaryIO) -> dict[str, Any]:
     return json.loads(body)
 
 
-def stop_agent(proc: subprocess.Popen, grace: float = 2.0) -> None:
-    """Closing its stdin is the order to go; a process that does not is killed."""
+def stop_agent(proc: subprocess.Popen, grace: float = 2.0) -> bool:
+    """Closing its stdin is the order to go; a process that does not is killed (then False:
+    for a remote agent, only its ssh here was)."""
     try:
         if proc.stdin:
             proc.stdin.close()
@@ -90,9 +91,30 @@ def stop_agent(proc: subprocess.Popen, grace: float = 2.0) -> None:
         pass
     try:
         proc.wait(timeout=grace)
+        return True
     except subprocess.TimeoutExpired:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         proc.wait()
+        return False
+
+
+REAP_CONNECT_SECONDS = 5
+
+
+def reap_agent(host: str, pid: int, ssh: SshSettings) -> subprocess.Popen | None:
+    """Starts `kill -KILL pid` on host over a new ssh connection, for an agent that froze (a
+    stopped process takes no other signal, and its ssh session ending does not end it); its
+    ranks die with it (their parent-death signal). Only a gasnetrun agent is killed: the pid
+    must still be one (a reused pid is left alone)."""
+    check = (f'grep -qa -- --agent /proc/{pid}/cmdline 2>/dev/null && '
+             f'kill -KILL {pid} 2>/dev/null; true')
+    command = [*ssh.command, "-o", f"ConnectTimeout={REAP_CONNECT_SECONDS}", *BATCH_OPTIONS,
+               *ssh.options, host, check]  # ssh takes an option's first value
+    try:
+        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import select
 import socket
 import struct
 import time
@@ -76,15 +77,101 @@ class FrameReader:
 
 
 def send_all(sock: socket.socket, data: bytes) -> bool:
+    """For a fresh connection's first frames only (the challenge, its answer): a few bytes a
+    new socket always takes at once. Everything after goes through an Outbox."""
     try:
         sock.setblocking(True)
-        sock.settimeout(30.0)
+        sock.settimeout(5.0)
         sock.sendall(data)
         return True
     except OSError:
         return False
     finally:
         sock.setblocking(False)
+
+
+class Outbox:
+    """Frames to one peer agent, sent without ever blocking the event loop: what the socket
+    does not take at once waits here and leaves as the peer reads. A peer that stops reading
+    (its host froze, its link went down) only fills this queue; the heartbeat watch gives that
+    peer up, while this agent keeps serving its ranks, its other peers and its signals.
+    on_full(True) when the queue passes HIGH bytes, on_full(False) when it drains below LOW:
+    the owner stops producing meanwhile (the ranks' output waits in their pipes)."""
+
+    HIGH = 8 << 20
+    LOW = 1 << 20
+
+    def __init__(self, loop: Loop, sock: socket.socket) -> None:
+        self.loop = loop
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.queue: list[memoryview] = []
+        self.queued = 0
+        self.broken = False
+        self.full = False
+        self.on_full: Callable[[bool], None] = lambda full: None
+
+    def send(self, data: bytes) -> bool:
+        """Queues data (in order); False once the connection has failed."""
+        if self.broken:
+            return False
+        view = memoryview(data)
+        if not self.queue:
+            try:
+                view = view[self.sock.send(view):]
+            except BlockingIOError:
+                pass
+            except OSError:
+                self.broken = True
+                return False
+            if not view:
+                return True
+            self.loop.add_writer(self.fd, self._flush)
+        self.queue.append(view)
+        self.queued += len(view)
+        if not self.full and self.queued > self.HIGH:
+            self.full = True
+            self.on_full(True)
+        return True
+
+    def _flush(self) -> None:
+        while self.queue:
+            head = self.queue[0]
+            try:
+                sent = self.sock.send(head)
+            except BlockingIOError:
+                return
+            except OSError:
+                self.broken = True
+                self.queue.clear()
+                self.queued = 0
+                self.loop.remove_writer(self.fd)
+                return
+            self.queued -= sent
+            if sent < len(head):
+                self.queue[0] = head[sent:]
+                return
+            self.queue.pop(0)
+        self.loop.remove_writer(self.fd)
+        if self.full and self.queued < self.LOW:
+            self.full = False
+            self.on_full(False)
+
+    def drain(self, seconds: float) -> None:
+        """At the end: what is queued leaves if the peer takes it within seconds."""
+        deadline = time.monotonic() + seconds
+        while self.queue and not self.broken:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            select.select([], [self.fd], [], left)
+            self._flush()
+
+    def close(self) -> None:
+        if self.queue:
+            self.loop.remove_writer(self.fd)
+        self.queue.clear()
+        self.queued = 0
 
 
 # ---- the parent's side ---------------------------------------------------------------------
@@ -100,18 +187,20 @@ class ChildLink:
         self.host = host
         self.reader = FrameReader()
         self.ready = False
+        self.pid = 0  # the agent's process on its host (its T_READY says), for a reaper
+        self.outbox = Outbox(listener.loop, sock)
 
     def sock_send(self, data: bytes) -> None:
-        send_all(self.sock, data)
+        self.outbox.send(data)
 
     def send_result(self, seq: int, data: bytes) -> None:
-        send_all(self.sock, frame(T_RESULT, SEQ.pack(seq) + data))
+        self.outbox.send(frame(T_RESULT, SEQ.pack(seq) + data))
 
     def send_signal(self, signum: int) -> None:
-        send_all(self.sock, frame(T_SIGNAL, struct.pack("!I", signum)))
+        self.outbox.send(frame(T_SIGNAL, struct.pack("!I", signum)))
 
     def shutdown(self) -> None:
-        send_all(self.sock, frame(T_SHUTDOWN))
+        self.outbox.send(frame(T_SHUTDOWN))
 
 
 class TreeListener:
@@ -222,6 +311,7 @@ class TreeListener:
             frames = None
         if frames is None:
             self.loop.remove_reader(link.sock.fileno())
+            link.outbox.close()
             link.sock.close()
             del self.children[link.index]
             self.on_lost(link)
@@ -235,6 +325,7 @@ class TreeListener:
             self._drop_pending(fd, "closing")
         for link in list(self.children.values()):
             self.loop.remove_reader(link.sock.fileno())
+            link.outbox.close()
             link.sock.close()
         self.children.clear()
         self.loop.remove_reader(self.sock.fileno())
@@ -282,9 +373,10 @@ class ParentLink:
         self.sock.sendall(frame(T_AUTH, AUTH.pack(proof(cookie, nonce), index)))
         self.sock.setblocking(False)
         self.reader = FrameReader()
+        self.outbox = Outbox(loop, self.sock)
 
     def _send(self, data: bytes) -> None:
-        if not send_all(self.sock, data):
+        if not self.outbox.send(data):
             raise ConnectionError("lost the parent agent")
 
     def contribute(self, seq: int, entries: dict[int, bytes]) -> None:
