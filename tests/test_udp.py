@@ -310,3 +310,41 @@ def test_prog_n_without_spawnfn_says_it_runs_one_rank(udp_build):
     assert ("runs as a 1-rank job with '4' as its first argument; GASNet's 'prog N args' "
             "convention needs GASNET_SPAWNFN=L (this host) or S (ssh), or start it with "
             "gasnetrun -n 4") in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="sniffing and spoofing need root")
+def test_a_forged_exit_datagram_with_a_sniffed_tag_does_not_end_the_job(tmp_path):
+    """One spoofed UDP_EXIT, with the tag and addresses sniffed from the job's own traffic,
+    ended a job with the attacker's code 77 (issue 38, item 9). Control datagrams now carry a
+    MAC under a key derived from the job's cookie, which never crossed the network: the forged
+    one is read and dropped, and the job runs on until it is ended for real."""
+    from udp_forge import exit_datagram, open_sniffer, receive_queue, send_spoofed, sniff_flow
+    build = built("opt", "udp")
+    sniffer = open_sniffer()
+    job = subprocess.Popen([build.gasnetrun, "-n", "2", build.test_program("exit_test"), "hang"],
+                           env=job_env({**build.conduit_env(), **NO_PSHM}),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        flow = sniff_flow(sniffer, from_rank=1)  # rank 1 to rank 0, during start-up
+        sniffer.close()
+        ready = 0
+        while ready < 2:
+            line = job.stdout.readline()
+            assert line, f"the job ended before its ranks were ready: {job.stderr.read()}"
+            ready += line.startswith("ready rank")
+        for _ in range(3):  # as if the real rank 1 repeated its exit (it does, best effort)
+            send_spoofed(flow.src, flow.dst, exit_datagram(flow, 77))
+        deadline = time.monotonic() + 60
+        while receive_queue(flow.dst[1]):  # rank 0 (polling) reads them
+            assert time.monotonic() < deadline, "rank 0 never read its socket"
+            time.sleep(0.01)
+        with pytest.raises(subprocess.TimeoutExpired):
+            job.wait(timeout=2)  # had rank 0 believed them, the job would be ending with 77
+        job.send_signal(2)
+        out, err = job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+    assert job.returncode == 130, err
+    assert "77" not in err, err

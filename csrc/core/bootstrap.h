@@ -14,6 +14,12 @@ typedef struct gasneti_bootstrap {
   const char *name;
   int rank, size;
   char jobid[32]; /* unique per job; names shared-memory objects together with the host */
+  /* A per-job secret that never crossed the network in the clear (has_secret: the spawner has
+   * one: gasnetrun's cookie, which reaches remote hosts only inside ssh). Conduits derive their
+   * keys from it (gasneti_derive_key); without it they share a random key in the exchange, as
+   * private as the spawner's own channel. */
+  unsigned char secret[16];
+  int has_secret;
   /* All-gather: every rank contributes len bytes; all[] receives size*len bytes in rank order. */
   void (*exchange)(const void *mine, size_t len, void *all);
   void (*barrier)(void);

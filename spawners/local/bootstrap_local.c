@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gasnet_internal.h"
+#include "siphash.h"
 
 enum { OP_HELLO = 1, OP_EXCHANGE = 2, OP_ABORT = 4, OP_LEAVING = 5 };
 
@@ -101,6 +102,9 @@ const gasneti_bootstrap_t *gasneti_bootstrap_local_open(int *argc, char ***argv)
                                      .leaving = local_leaving,
                                      .abort = local_abort};
   snprintf(local_boot.jobid, sizeof local_boot.jobid, "%s", jobid);
+  /* The cookie's halves: a key and a message, whatever characters it holds. */
+  gasneti_derive_key((const uint8_t *)cookie, cookie + 16, local_boot.secret);
+  local_boot.has_secret = 1;
 
   /* If the agent dies, so does the job. A rank under a wrapper (valgrind, a shell) has another
    * parent; then only a vanished agent counts. */

@@ -30,6 +30,7 @@ typedef struct {
   int32_t mtu;
   uint32_t loopback; /* 1: bound to every address, so reachable on 127.0.0.1 from its netns */
   uint64_t netns;    /* its network namespace (the inode of /proc/self/ns/net), 0 unknown */
+  uint8_t key[16];   /* rank 0's: the control key when the spawner has no secret */
 } udp_card_t;
 
 /* Fake hosts that share a kernel (network namespaces) may share a host name too; 127.0.0.1
@@ -113,20 +114,24 @@ static bool open_liveness_socket(uint16_t *port) {
 static void *liveness_thread(void *arg) {
   (void)arg;
   for (;;) {
-    udp_pkt_hdr_t h;
+    udp_ctl_t c;
     struct sockaddr_in from;
     socklen_t fromlen = sizeof from;
-    ssize_t n = recvfrom(live_fd, &h, sizeof h, 0, (struct sockaddr *)&from, &fromlen);
+    ssize_t n = recvfrom(live_fd, &c, sizeof c, 0, (struct sockaddr *)&from, &fromlen);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return NULL;
-    if (n != sizeof h || h.tag != udp.tag || h.type != UDP_PING || h.src >= gasneti_nodes)
+    const udp_pkt_hdr_t h = c.h;
+    if (n != sizeof c || h.tag != udp.tag || h.type != UDP_PING || h.src >= gasneti_nodes ||
+        !udp_ctl_valid(&c, (uint32_t)n))
       continue;
     const udp_peer_t *p = &udp.peers[h.src];
     if (!p->network || p->addr.sin_addr.s_addr != from.sin_addr.s_addr ||
         p->addr.sin_port != from.sin_port)
       continue; /* not from that rank's socket: no answer */
-    udp_pkt_hdr_t a = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_ALIVE,
-                       .code = (int32_t)atomic_load_explicit(&udp_reads, memory_order_relaxed)};
+    udp_ctl_t a = {.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_ALIVE,
+                         .seq = h.seq,
+                         .code = (int32_t)atomic_load_explicit(&udp_reads, memory_order_relaxed)}};
+    udp_ctl_seal(&a);
     udp_out_t out = {&p->addr, &a, sizeof a, sizeof a, NULL, 0};
     udp_sock_send(&live_out, &out, 1);
   }
@@ -169,10 +174,17 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
     gasneti_fatalerror("udp: cannot open the liveness socket: %s", strerror(errno));
   FILE *rnd = fopen("/dev/urandom", "rb");
   if (!rnd || fread(&mine.tag, sizeof mine.tag, 1, rnd) != 1) mine.tag = (uint32_t)getpid();
+  bool keyed = gasneti_boot->has_secret;
+  if (!keyed && gasneti_mynode == 0 && (!rnd || fread(mine.key, sizeof mine.key, 1, rnd) != 1))
+    gasneti_fatalerror("udp: cannot read /dev/urandom for the job's control key");
   if (rnd) fclose(rnd);
   udp_card_t *cards = gasneti_calloc(gasneti_nodes, sizeof *cards);
   gasneti_bootstrap_exchange(&mine, sizeof mine, cards);
   udp.tag = cards[0].tag | 1; /* never 0 */
+  /* From the spawner's secret (it never crossed the network in the clear), else rank 0's key,
+   * as private as the spawner's channel that carried the exchange. */
+  if (keyed) gasneti_derive_key(gasneti_boot->secret, "gasnet-udp-control", udp.ctl_key);
+  else memcpy(udp.ctl_key, cards[0].key, sizeof udp.ctl_key);
   setup_peers(cards);
   free(cards);
   udp.timers_at = udp_now(); /* a first send followed by long computing is an absence too */

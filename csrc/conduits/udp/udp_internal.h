@@ -5,9 +5,11 @@
 #define GASNETC_UDP_INTERNAL_H
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "am/credits.h"
 #include "conduit.h"
+#include "siphash.h"
 #include "udp_rel.h"
 #include "udp_sock.h"
 #include "udp_wire.h"
@@ -86,6 +88,7 @@ typedef struct {
   double reading_at;    /* when an answer last showed it had read its socket since the one
                          * before (-1: never) */
   uint32_t polls_seen;  /* its count of socket reads in that answer */
+  uint32_t ping_seq;    /* probes sent to it; an answer echoes the one it answers */
 } udp_peer_t;
 
 typedef struct {
@@ -95,6 +98,7 @@ typedef struct {
   gasneti_credits_t credits;
   gasnetc_rel_timeouts_t timeouts;
   uint32_t tag;          /* the job's datagram tag */
+  uint8_t ctl_key[16];   /* authenticates control datagrams (udp_wire.h: udp_ctl_t) */
   uint32_t window;       /* per-peer unacknowledged datagrams */
   uint32_t depth_total;  /* all unacknowledged datagrams of this rank */
   uint32_t in_flight;
@@ -105,7 +109,7 @@ typedef struct {
   double next_check;     /* earliest retransmission deadline (-1: none) */
   udp_out_t *out;        /* datagrams to hand to the socket */
   int nout, outcap;
-  udp_pkt_hdr_t *acks;   /* acknowledgement-only datagrams, beside out */
+  udp_ctl_t *acks;       /* acknowledgement-only and control datagrams, beside out */
   int nacks;
   bool delivering;       /* SEQ: a handler is running (no nested delivery) */
   uint32_t poll_epoch;   /* counts the client's polls (not flow control's inside a send) */
@@ -154,6 +158,17 @@ void udp_release(void *ctx, void *buf);
 /* Sends one AM (without udp_lock held): blocks, serving the network, for credits and room. */
 void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
 void udp_send_control(int peer, int type, int code);
+/* Control datagrams' MAC (udp_wire.h): seal before sending, check on receipt. Both only read
+ * udp.ctl_key, fixed before any datagram moves (the liveness thread uses them too). */
+static inline void udp_ctl_seal(udp_ctl_t *c) {
+  c->mac = gasneti_siphash24(udp.ctl_key, &c->h, sizeof c->h);
+}
+static inline bool udp_ctl_valid(const void *data, uint32_t len) {
+  if (len != sizeof(udp_ctl_t)) return false;
+  udp_ctl_t c;
+  memcpy(&c, data, sizeof c);
+  return c.mac == gasneti_siphash24(udp.ctl_key, &c.h, sizeof c.h);
+}
 void udp_send_ping(int peer);        /* a liveness probe to its liveness socket */
 
 /* udp_recv.c */

@@ -85,19 +85,21 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
   udp_peer_t *p = &udp.peers[src];
   if (p->addr.sin_addr.s_addr != from->sin_addr.s_addr || p->addr.sin_port != from->sin_port)
     { drop_note("sender's address does not match its rank", from); return; }
-  if (h->type == UDP_EXIT) {
-    gasneti_exit_post(h->code, h->seq);
-    return;
-  }
-  if (h->type == UDP_FINISHED) {
-    peer_finished(src);
+  if (h->type == UDP_EXIT || h->type == UDP_FINISHED || h->type == UDP_ALIVE) {
+    if (!udp_ctl_valid(data, len)) { drop_note("a control datagram failed authentication", from); return; }
+    if (h->type == UDP_EXIT) {
+      gasneti_exit_post(h->code, h->seq);
+      return;
+    }
+    if (h->type == UDP_FINISHED) {
+      peer_finished(src);
+      return;
+    }
+    /* an answer to one of the last two probes (they go out a while apart) */
+    if (!p->finished && h->seq - (p->ping_seq - 1) <= 1) peer_answered(src, (uint32_t)h->code);
     return;
   }
   if (p->finished) return;
-  if (h->type == UDP_ALIVE) {
-    peer_answered(src, (uint32_t)h->code);
-    return;
-  }
   if (h->type != UDP_DATA && h->type != UDP_ACK) { drop_note("unknown type", from); return; }
   gasnetc_rel_ackinfo_t info = {h->ack, h->sack};
   gasnetc_rel_acked(&p->rel, info, udp_now(), &udp.timeouts, udp_release, udp_resend,

@@ -119,7 +119,7 @@ void udp_flush_peer(int peer, bool force) {
 static void send_ack(int peer) {
   udp.peers[peer].unacked = 0;
   if (udp.nout == udp.outcap) udp_send_now();
-  udp_pkt_hdr_t *h = &udp.acks[udp.nacks++];
+  udp_pkt_hdr_t *h = &udp.acks[udp.nacks++].h;
   *h = (udp_pkt_hdr_t){0};
   fill_header(h, peer, UDP_ACK);
   udp_queue_out(peer, h, sizeof *h);
@@ -127,21 +127,24 @@ static void send_ack(int peer) {
 
 void udp_send_control(int peer, int type, int code) {
   if (udp.nout == udp.outcap) udp_send_now();
-  udp_pkt_hdr_t *h = &udp.acks[udp.nacks++];
-  *h = (udp_pkt_hdr_t){0};
-  fill_header(h, peer, type);
-  h->code = code;
-  if (type == UDP_EXIT) h->seq = gasneti_exit_phase();
-  udp_queue_out(peer, h, sizeof *h);
+  udp_ctl_t *c = &udp.acks[udp.nacks++];
+  *c = (udp_ctl_t){0};
+  fill_header(&c->h, peer, type);
+  c->h.code = code;
+  if (type == UDP_EXIT) c->h.seq = gasneti_exit_phase();
+  udp_ctl_seal(c);
+  udp_queue_out(peer, c, sizeof *c);
 }
 
 /* Not through fill_header: the probe goes to the liveness thread, which reads no
  * acknowledgements, so taking the pending one here would lose it. */
 void udp_send_ping(int peer) {
   if (udp.nout == udp.outcap) udp_send_now();
-  udp_pkt_hdr_t *h = &udp.acks[udp.nacks++];
-  *h = (udp_pkt_hdr_t){.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_PING};
-  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].live_addr, h, sizeof *h, sizeof *h, NULL, 0};
+  udp_ctl_t *c = &udp.acks[udp.nacks++];
+  *c = (udp_ctl_t){.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_PING,
+                         .seq = ++udp.peers[peer].ping_seq}};
+  udp_ctl_seal(c);
+  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].live_addr, c, sizeof *c, sizeof *c, NULL, 0};
 }
 
 /* End of a poll: every touched peer's open packet goes; owed credits beyond the slack go in

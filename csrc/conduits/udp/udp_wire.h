@@ -35,6 +35,20 @@ typedef struct {
 } udp_pkt_hdr_t;
 _Static_assert(sizeof(udp_pkt_hdr_t) == 32, "packet header");
 
+/* A control datagram (UDP_EXIT, UDP_FINISHED, UDP_PING, UDP_ALIVE): the header and a SipHash-2-4
+ * MAC of it under the job's control key (udp.ctl_key), so that nobody outside the job can end
+ * it, or make a dead rank look alive, by forging one; a control datagram without a valid MAC is
+ * dropped. UDP_PING's seq is a per-peer count the answering UDP_ALIVE echoes: an old answer
+ * replayed does not count. Data and acknowledgement datagrams are not authenticated (a MAC
+ * over 64 KiB per datagram would cost more than the transfer); they are accepted only from the
+ * sender rank's own address and port, with the job's tag, inside the receiver's sequence
+ * window: forging one takes spoofing source addresses on the job's network (see README). */
+typedef struct {
+  udp_pkt_hdr_t h;
+  uint64_t mac;
+} udp_ctl_t;
+_Static_assert(sizeof(udp_ctl_t) == 40, "control datagram");
+
 /* Message flags (beyond GASNETI_AM_FRAG / GASNETI_AM_TAIL, which keep their values). */
 enum {
   UDP_MSG_REPLY = 0x10,   /* a reply (returns the request's credit) */
