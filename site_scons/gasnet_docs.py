@@ -212,8 +212,9 @@ def man_page(name: str, version: str) -> str:
     parser._manpage = [{"heading": h, "content": c}  # type: ignore[attr-defined]
                        for h, c in spec["sections"]]
     text = str(Manpage(parser))
+    # No hyphenation and no justification: an option split over two lines cannot be copied.
     text = re.sub(r"^\.TH .*$", f'.TH {name.upper()} 1 "" "gasnet-tools {version}" '
-                                f'"User Commands"', text, count=1, flags=re.M)
+                                f'"User Commands"\n.nh\n.ad l', text, count=1, flags=re.M)
     text = re.sub(r"(?ms)^\.SH SYNOPSIS\n.*?(?=^\.SH )", lambda _: ".SH SYNOPSIS\n"
                   + _synopsis(parser) + "\n", text, count=1)
     # Blank lines are paragraph breaks to groff (and a warning under -ww between .TP items).

@@ -275,6 +275,24 @@ def nothing_left_behind():
     assert not shm, f"/dev/shm objects outlived their job: {shm}"
 
 
+# The bytecode files under the install prefix right after `scons install`, before any test ran
+# the installed tools (which could write their own).
+INSTALL_BYTECODE: set[Path] = set()
+
+
+@pytest.fixture(scope="session")
+def install_home(tmp_path_factory) -> Path:
+    """A home directory whose gasnet/ is `scons install prefix=$HOME/gasnet` of this tree, as
+    README's first job makes it: one install per session (a prefix is compiled into the
+    libraries, so each new one rebuilds them), shared by test_install.py and test_readme.py."""
+    home = tmp_path_factory.mktemp("home")
+    proc = subprocess.run(["scons", "-Q", f"prefix={home / 'gasnet'}", "install"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    INSTALL_BYTECODE.update((home / "gasnet").rglob("*.pyc"))
+    return home
+
+
 @pytest.fixture(scope="session")
 def native(opt_build):
     """gasnetrun's CFFI binding, from the optimized build."""
