@@ -208,9 +208,9 @@ def man_page(name: str, version: str) -> str:
     parser = getattr(importlib.import_module(str(spec["module"])), str(spec["function"]))()
     parser.prog = name
     _wide(parser)
-    parser.man_short_description = spec["short"]  # type: ignore[attr-defined]
-    parser._manpage = [{"heading": h, "content": c}  # type: ignore[attr-defined]
-                       for h, c in spec["sections"]]
+    # argparse-manpage reads these two attributes of the parser.
+    parser.man_short_description = spec["short"]
+    parser._manpage = [{"heading": h, "content": c} for h, c in spec["sections"]]
     text = str(Manpage(parser))
     # No hyphenation and no justification: an option split over two lines cannot be copied.
     text = re.sub(r"^\.TH .*$", f'.TH {name.upper()} 1 "" "gasnet-tools {version}" '
