@@ -83,7 +83,7 @@ TARGETS = [Target("smp", network=False), Target("udp"), Target("ibv"),
            Target("ofi", "tcp"), Target("ofi", "udp")]
 # The mpi conduit on Open MPI and MPICH: its own tests (test_mpi.py: interoperability, launchers,
 # exits, crashes, Ctrl-C, namespace hosts) run in CI; the whole job suite on it does not yet
-# (README, "Not yet": its exit-timeout reports, idle-wait accounting and same-address rules
+# (docs/missing.md: its exit-timeout reports, idle-wait accounting and same-address rules
 # differ from the other conduits' in cases the suite checks).
 MPI_TARGETS = [Target("mpi", "openmpi"), Target("mpi", "mpich")]
 # What an ofi flavour means: the libfabric provider an ofi job runs on.
