@@ -145,7 +145,7 @@ MAN = {
             ("Exit status", "The job's code: the code of the rank that ended it, or 128+N for "
              "a rank killed by signal N (under MPICH's Hydra, N). 2: a usage error or a job "
              "refused before it started (bad option, unknown knob, malformed value, a job that "
-             "does not fit the hosts). 1: a rank or a host was lost, or a rank was ended by the "
+             "does not fit the hosts). 1: a host's agent was lost, or a rank was ended by the "
              "launcher after GASNET_EXITTIMEOUT. 128+N when gasnetrun itself gets SIGINT, "
              "SIGTERM or SIGHUP (all ranks end); SIGUSR1 and SIGUSR2 are passed on to every "
              "rank. 141 when its output reader goes away."),
