@@ -73,6 +73,21 @@ def test_the_generated_block_is_replaced_between_its_markers_only():
         gasnet_docs.embed("no markers", "x", "new")
 
 
+def test_am_limits_in_the_docs_are_the_builds(opt_build):
+    """The AM Medium limit differs per conduit: README's table and docs/conduits.md say what
+    `gasnetrun --info` says for every conduit this build has."""
+    import json
+    limits = json.loads(gasnet_docs.run_gasnetrun(opt_build.gasnetrun, "--info", "--json"))["limits"]
+    readme = (ROOT / "README.md").read_text()
+    conduits_page = (ROOT / "docs" / "conduits.md").read_text()
+    for conduit, value in limits.items():
+        medium = value["am_max_medium"]
+        assert re.search(rf"^\| \[{conduit}\]\(.*\| {medium} \|", readme, re.M), (conduit, medium)
+        assert re.search(rf"^\| {conduit} \| {medium} \| 4 MiB \|", conduits_page, re.M), \
+            (conduit, medium)
+        assert value["am_max_long"] == 4 * 1024 * 1024, (conduit, value)
+
+
 # ---- man pages ---------------------------------------------------------------------------------
 def render(page: Path) -> subprocess.CompletedProcess[str]:
     """man -l with groff's warnings on (man --warnings: -ww), at a fixed width."""
