@@ -62,10 +62,11 @@ def pc_text(prefix: str, cc: str, conduit: str, mode: str, version: str, link_op
             f"Version: {version}\n"
             f"Cflags: {CLIENT_DEFINES} -D{define} -I${{includedir}} "
             f"-I${{includedir}}/{conduit}-conduit -pthread\n"
-            # The library is static: what it needs (libibverbs for ibv) goes in Libs itself.
+            # The library is static: everything it needs (libibverbs for ibv, libm for the knob
+            # parsers) goes in Libs itself, or `pkg-config --libs` (without --static) would
+            # leave the link short.
             f"Libs: -L${{libdir}} -lgasnet-{conduit}-{lib_mode} {extra} -pthread "
-            f"{' '.join(link_opt)}\n"
-            f"Libs.private: -lrt -lm\n")
+            f"{' '.join(link_opt)} -lrt -lm\n")
 
 
 def tools_mak_text(prefix: str, cc: str, mode: str, define: str, opt: list[str],

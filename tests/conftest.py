@@ -83,7 +83,7 @@ TARGETS = [Target("smp", network=False), Target("udp"), Target("ibv"),
            Target("ofi", "tcp"), Target("ofi", "udp")]
 # The mpi conduit on Open MPI and MPICH: its own tests (test_mpi.py: interoperability, launchers,
 # exits, crashes, Ctrl-C, namespace hosts) run in CI; the whole job suite on it does not yet
-# (README, "Not yet": its exit-timeout reports, idle-wait accounting and same-address rules
+# (docs/missing.md: its exit-timeout reports, idle-wait accounting and same-address rules
 # differ from the other conduits' in cases the suite checks).
 MPI_TARGETS = [Target("mpi", "openmpi"), Target("mpi", "mpich")]
 # What an ofi flavour means: the libfabric provider an ofi job runs on.
@@ -273,6 +273,24 @@ def nothing_left_behind():
             os.unlink(path)
     assert not procs, f"rank processes outlived their job: {procs}"
     assert not shm, f"/dev/shm objects outlived their job: {shm}"
+
+
+# The bytecode files under the install prefix right after `scons install`, before any test ran
+# the installed tools (which could write their own).
+INSTALL_BYTECODE: set[Path] = set()
+
+
+@pytest.fixture(scope="session")
+def install_home(tmp_path_factory) -> Path:
+    """A home directory whose gasnet/ is `scons install prefix=$HOME/gasnet` of this tree, as
+    README's first job makes it: one install per session (a prefix is compiled into the
+    libraries, so each new one rebuilds them), shared by test_install.py and test_readme.py."""
+    home = tmp_path_factory.mktemp("home")
+    proc = subprocess.run(["scons", "-Q", f"prefix={home / 'gasnet'}", "install"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    INSTALL_BYTECODE.update((home / "gasnet").rglob("*.pyc"))
+    return home
 
 
 @pytest.fixture(scope="session")

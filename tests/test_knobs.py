@@ -399,13 +399,6 @@ def test_filename_percent_becomes_the_rank(native):
     assert native.expand_filename("/tmp/conn.%.txt", 12) == "/tmp/conn.12.txt"
 
 
-def test_readme_documents_every_knob(native):
-    readme = (ROOT / "README.md").read_text()
-    missing = [k.name for k in native.knobs() if f"| `{k.name}` | {k.type} | {k.default_text} |"
-               not in readme]
-    assert not missing, f"README's knob table is out of date for: {missing}"
-
-
 def test_knobs_json_carries_what_a_tuner_needs(opt_build, native):
     """Tunable knobs list sweep values that each parse and lie in range; others list none."""
     table = {k["name"]: k for k in json.loads(run_gasnetrun(opt_build, ["--knobs", "--json"]).stdout)}

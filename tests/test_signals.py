@@ -1,9 +1,9 @@
-"""GASNet-1's signal rules (README, "How a job ends"): a rank interrupted from outside, or left
-behind by a peer's non-collective exit, runs the client's SIGQUIT handler, whose gasnet_exit
-code counts; GASNET_NO_CATCH_SIGNAL, GASNET_BACKTRACE, GASNET_BACKTRACE_SIGNAL and
-GASNET_FREEZE_ON_ERROR. Every case on every conduit of both builds, with its code; a case that
-must end without its exit timeout runs with one far beyond the test's deadline (how long exits
-take is test_timing.py's)."""
+"""GASNet-1's signal rules (docs/runtime.md, "Signals, as GASNet-1 defines them"): a rank
+interrupted from outside, or left behind by a peer's non-collective exit, runs the client's
+SIGQUIT handler, whose gasnet_exit code counts; GASNET_NO_CATCH_SIGNAL, GASNET_BACKTRACE,
+GASNET_BACKTRACE_SIGNAL and GASNET_FREEZE_ON_ERROR. Every case on every conduit of both builds,
+with its code; a case that must end without its exit timeout runs with one far beyond the test's
+deadline (how long exits take is test_timing.py's)."""
 import re
 import signal
 import subprocess

@@ -66,3 +66,9 @@ def test_conduit_launcher_halves_type_check(cache_dir: Path) -> None:
 def test_tuner_package_type_checks(cache_dir: Path) -> None:
     result = mypy(cache_dir, "python/tuner")
     assert result.returncode == 0, f"mypy python/tuner:\n{result.stdout}{result.stderr}"
+
+
+def test_docs_generator_type_checks(cache_dir: Path) -> None:
+    """site_scons/gasnet_docs.py: the build and the docs tests share it."""
+    result = mypy(cache_dir, "site_scons/gasnet_docs.py")
+    assert result.returncode == 0, f"mypy site_scons/gasnet_docs.py:\n{result.stdout}{result.stderr}"

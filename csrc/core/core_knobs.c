@@ -67,8 +67,11 @@ static const gasneti_knob_t rows[] = {
      "host, as in ranks forked from one process, for clients that send function pointers "
      "between ranks. Makes memory-corruption exploits of the job's processes easier.",
      GASNETI_NOT_TUNED},
-    {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
-     "How gasnetrun starts ranks when -spawner is not given.", GASNETI_NOT_TUNED},
+    /* No default: unset, gasnetrun chooses from the situation (a "local" default here made
+       --knobs and the knob reference say so when it is not what happens). */
+    {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
+     "How gasnetrun starts ranks when -spawner is not given (unset: pmi inside a Slurm "
+     "allocation, ssh when a host is not this one, else local).", GASNETI_NOT_TUNED},
     {"GASNET_MPI_THREAD", GASNETI_KNOB_ENUM, "", 0, 0,
      "SINGLE|FUNNELED|SERIALIZED|MULTIPLE", "", R, "all",
      "Thread level the mpi spawner asks of MPI_Init_thread (default: SINGLE for SEQ "

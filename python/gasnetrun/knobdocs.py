@@ -30,6 +30,7 @@ def _table(**kwargs: Any) -> Any:
 
 def _knob_dict(k: _native.Knob) -> dict[str, object]:
     return {"name": k.name, "type": k.type, "default": k.default or None,
+            "default_text": k.default_text,
             "range": [k.min, k.max] if k.type in ("int", "size", "number") else None,
             "choices": k.choices or None, "unit": k.unit or None, "scope": k.scope,
             "conduits": k.conduits, "doc": k.doc, "accepted": k.accepted,
