@@ -41,16 +41,23 @@ static void read_mask(const char *knob, bool *mask) {
   mask['U'] = true; /* the client's own messages are always written */
 }
 
+/* Whether this rank is in a rank-list knob (unset: every rank). */
+static bool in_nodes(const char *nodes_knob) {
+  const char *nodes = gasneti_knob_text(nodes_knob);
+  return !nodes || gasneti_tracenodes_has(nodes, gasneti_mynode);
+}
+
+/* Whether this rank writes the file a knob names; one file for several ranks would be
+ * overwritten by each, so such a pattern needs a '%'. */
 static bool selected(const char *nodes_knob, const char *file_knob, const char *pattern) {
   const char *nodes = gasneti_knob_text(nodes_knob);
-  if (!nodes) return true;
-  /* One file for several ranks would be overwritten by each: the pattern needs a '%'. */
+  if (!nodes) nodes = "*";
   if (!strchr(pattern, '%') && strcmp(pattern, "stdout") && strcmp(pattern, "stderr") &&
       strcmp(pattern, "-") && gasneti_tracenodes_count(nodes, gasneti_nodes) > 1)
     gasneti_fatalerror("%s='%s' names one file for several ranks (%s='%s'): put '%%' in it, "
                        "which stands for the rank (e.g. %s-%%)", file_knob, pattern, nodes_knob,
                        nodes, pattern);
-  return gasneti_tracenodes_has(nodes, gasneti_mynode);
+  return in_nodes(nodes_knob);
 }
 
 static FILE *open_output(const char *knob, const char *pattern, const char *what) {
@@ -100,7 +107,7 @@ void gasneti_trace_init(int argc, char **argv) {
       s->statsfile = (trace && s->tracefile && strcmp(stats, trace) == 0)
                          ? s->tracefile
                          : open_output("GASNET_STATSFILE", stats, "statistics");
-  } else if (s->tracefile && selected("GASNET_STATSNODES", "GASNET_TRACEFILE", trace)) {
+  } else if (s->tracefile && in_nodes("GASNET_STATSNODES")) {
     s->statsfile = s->tracefile;
   }
   if (s->statsfile) gasneti_trace_stats_init();
