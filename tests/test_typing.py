@@ -66,3 +66,8 @@ def test_conduit_launcher_halves_type_check(cache_dir: Path) -> None:
 def test_tuner_package_type_checks(cache_dir: Path) -> None:
     result = mypy(cache_dir, "python/tuner")
     assert result.returncode == 0, f"mypy python/tuner:\n{result.stdout}{result.stderr}"
+
+
+def test_gasnet_trace_package_type_checks(cache_dir: Path) -> None:
+    result = mypy(cache_dir, "python/gasnet_trace")
+    assert result.returncode == 0, f"mypy python/gasnet_trace:\n{result.stdout}{result.stderr}"
