@@ -4,7 +4,9 @@ GASNET_SUPERNODE_MAXSIZE=1) over the network; the knobs' forms (`%`, rank lists,
 TRACELOCAL, stdout); bad values and unwritable files refused with a clear message."""
 from __future__ import annotations
 
+import json
 import re
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -176,3 +178,57 @@ def test_an_unwritable_trace_file_is_a_clear_fatal_error(variant_build, tmp_path
     assert result.returncode != 0
     assert (f"GASNET_STATSFILE='{missing}': cannot write the statistics file "
             f"{tmp_path / 'no-such-dir' / 't-0'}: No such file or directory") in result.stderr
+
+
+# ---- gasnetrun --stats, GASNET_VERBOSEENV, GASNET_SPAWN_VERBOSE ---------------------------------
+def test_gasnetrun_stats_prints_per_rank_totals_and_top_pairs(variant_build, tmp_path):
+    result = variant_build.run(["--stats", "--json", "--stats-dir", str(tmp_path), "-n", "3",
+                                variant_build.test_program("trace_test")])
+    assert result.returncode == 0, result.describe()
+    doc = json.loads(result.stderr[result.stderr.index("{"):])
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1, 2] and doc["missing"] == []
+    for r in doc["ranks"]:
+        assert (r["puts"], r["put_bytes"], r["gets"], r["get_bytes"], r["ams"], r["am_bytes"],
+                r["msgs"], r["bytes"]) == (6, 88, 3, 80, 9, 100, 18, 268)
+    assert [(p["from"], p["to"], p["msgs"], p["bytes"]) for p in doc["pairs"]] == [
+        (0, 1, 14, 268), (1, 2, 14, 268), (2, 0, 14, 268),
+        (0, 2, 4, 0), (1, 0, 4, 0), (2, 1, 4, 0)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stats-0", "stats-1", "stats-2"]
+    # The table form, and a temporary directory that does not outlive the job.
+    before = set(Path(tempfile.gettempdir()).glob("gasnet-stats-*"))
+    table = variant_build.run(["--stats", "-n", "2", variant_build.test_program("trace_test")])
+    assert table.returncode == 0, table.describe()
+    assert "GASNet statistics per rank" in table.stderr and "Top 10 peer pairs" in table.stderr
+    assert "trace_test: rank 1 OK" in table.stdout and "GASNet statistics" not in table.stdout
+    assert set(Path(tempfile.gettempdir()).glob("gasnet-stats-*")) == before
+
+
+def test_gasnetrun_stats_refuses_a_statsfile_of_the_users(opt_build, tmp_path):
+    result = opt_build.run(["--stats", "-n", "2", opt_build.test_program("trace_test")],
+                           env={"GASNET_STATSFILE": str(tmp_path / "s%")})
+    assert result.returncode == 2
+    assert "--stats collects the statistics itself: unset GASNET_STATSFILE" in result.stderr
+
+
+def test_verboseenv_lists_every_knob_once_from_rank_0(variant_build):
+    result = variant_build.job(3, "trace_test", env={"GASNET_VERBOSEENV": "1",
+                                                     "GASNET_TRACEMASK": "GP"})
+    assert result.returncode == 0, result.describe()
+    lines = [l for l in result.stderr.splitlines() if l.startswith("GASNET knob")]
+    names = [l.split()[2] for l in lines]
+    assert len(names) == len(set(names))
+    assert {"GASNET_TRACEFILE", "GASNET_STATSNODES", "GASNET_EXITTIMEOUT",
+            "GASNET_SPAWN_VERBOSE", "GASNET_BARRIER"} <= set(names)
+    assert any(re.match(r"GASNET knob GASNET_TRACEMASK\s+= GP\s+\(environment\)", l) for l in lines)
+    assert any(re.match(r"GASNET knob GASNET_TRACEFILE\s+= \(unset\)\s+\(default\)", l)
+               for l in lines)
+
+
+def test_spawn_verbose_narrates_the_launch(variant_build):
+    result = variant_build.job(2, "trace_test", env={"GASNET_SPAWN_VERBOSE": "1"})
+    assert result.returncode == 0, result.describe()
+    for said in ("gasnetrun: spawner local:", "gasnetrun: rank 0 started (pid ",
+                 "gasnetrun: rank 1 started (pid ", "gasnetrun: rank 1 (pid "):
+        assert said in result.stderr, said
+    quiet = variant_build.job(2, "trace_test", env={"GASNET_SPAWN_VERBOSE": "0"})
+    assert quiet.returncode == 0 and "started (pid" not in quiet.stderr

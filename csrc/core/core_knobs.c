@@ -63,7 +63,7 @@ static const gasneti_knob_t rows[] = {
      "Signals GASNet leaves to their default action (or to the client) instead of turning "
      "them into its exit path; * for all.", GASNETI_NOT_TUNED},
     {"GASNET_VERBOSEENV", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
-     "Rank 0 prints every knob it read, its value, and whether it was the default.", GASNETI_NOT_TUNED},
+     "Rank 0 prints every knob of its library, its value, and whether it is the default, once (at the end of gasnet_init).", GASNETI_NOT_TUNED},
     /* ---- tracing and statistics (csrc/core/trace, docs/tracing.md) ---- */
     {"GASNET_TRACEFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", R, "all",
      "Write a trace of the rank's communication here: a path ('%' stands for the rank), "
@@ -93,6 +93,9 @@ static const gasneti_knob_t rows[] = {
      "host, as in ranks forked from one process, for clients that send function pointers "
      "between ranks. Makes memory-corruption exploits of the job's processes easier.",
      GASNETI_NOT_TUNED},
+    {"GASNET_SPAWN_VERBOSE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", J, "all",
+     "gasnetrun narrates the launch (as -v): hosts, spawner, knobs, each agent and rank as it "
+     "starts and ends.", GASNETI_NOT_TUNED},
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "local", 0, 0, "local|ssh|pmi|mpi", "", J, "all",
      "How gasnetrun starts ranks when -spawner is not given.", GASNETI_NOT_TUNED},
     {"GASNET_MPI_THREAD", GASNETI_KNOB_ENUM, "", 0, 0,

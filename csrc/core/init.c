@@ -55,6 +55,7 @@ int gasnet_init(int *argc, char ***argv) {
   free(all);
   /* Every rank leaves that exchange at about the same moment: time 0 of the traces. */
   gasneti_trace_init(argc ? *argc : 0, argv ? *argv : NULL);
+  gasneti_knob_report_all();
   gasneti_init_done = 1;
   return GASNET_OK;
 }

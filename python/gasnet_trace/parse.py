@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LINE = re.compile(r"^(\d+) (-?\d+\.\d+)s> (?:\[([^\]]*)\] )?\((\w)\) (\w+):?(.*)$")
@@ -11,6 +11,7 @@ RMA = re.compile(r"^ (\d+) bytes (to|from|at) (\d+)")
 AM = re.compile(r"^ (to|from) (\d+), handler (\d+), (\d+) args, (\d+) bytes")
 DURATION = re.compile(r"\((\d+(?:\.\d+)?)us\)$")
 PEER_STATS = re.compile(r"^ (\d+): (\d+) msgs, (\d+) bytes$")
+STAT = re.compile(r"^\s+(\d+) evnts(?:, total=(\d+(?:\.\d+)?)(us| sz))?")
 
 
 class TraceError(Exception):
@@ -40,11 +41,23 @@ class PeerTotal:
     nbytes: int
 
 
+@dataclass(frozen=True)
+class StatTotal:
+    """A line of a rank's statistics: how often an event happened, and its total (bytes, or
+    seconds for waits; 0 for plain counts and try forms)."""
+    rank: int
+    category: str
+    name: str
+    count: int
+    total: float
+
+
 @dataclass
 class Trace:
     events: list[Event]
     peer_totals: list[PeerTotal]
     files: list[Path]
+    stats: list[StatTotal] = field(default_factory=list)
 
 
 def expand(patterns: list[str]) -> list[Path]:
@@ -101,6 +114,9 @@ def load(patterns: list[str]) -> Trace:
                 trace.peer_totals.append(PeerTotal(rank, int(p[1]), int(p[2]), int(p[3])))
             elif rank not in in_stats:
                 trace.events.append(parse_event(m))
+            elif (st := STAT.match(m[6])):
+                total = float(st[2] or 0) * (1e-6 if st[3] == "us" else 1)
+                trace.stats.append(StatTotal(rank, m[4], m[5], int(st[1]), total))
         if not matched:
             raise TraceError(f"{path}: not a GASNet trace (no line of the form "
                              "'rank time s> [file:line] (category) message')")
