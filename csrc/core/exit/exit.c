@@ -67,7 +67,8 @@ void gasneti_exit_job(int code, bool abort) {
   /* A rank following another's exit (a client SIGQUIT handler calling gasnet_exit(4) after a
    * peer's gasnet_exit(3)) leaves with its own code but reports the job's: its report may
    * reach the supervisor before the first rank's does. */
-  gasneti_trace_finish(code);
+  /* A fatal error may have come from inside the trace's output: its statistics stay unwritten. */
+  if (!abort) gasneti_trace_finish(code, gasneti_exit_in_signal);
   int job_code = publish(code, gasneti_barrier_passed());
   if (gasneti_conduit_up) gasnetc_exit_notify(job_code);
   flush_output();
@@ -107,7 +108,7 @@ static void at_exit(int status, void *arg) {
   (void)arg;
   if (atomic_exchange(&exiting, 1)) return;
   this_thread_exiting = 1;
-  gasneti_trace_finish(status);
+  gasneti_trace_finish(status, false);
   int reported = status;
   if (status != 0) {
     reported = publish(status, gasneti_barrier_passed());

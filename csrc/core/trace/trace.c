@@ -150,11 +150,23 @@ void gasneti_trace_printf(char category, const char *loc, const char *fmt, ...) 
   va_end(ap);
 }
 
-void gasneti_trace_finish(int code) {
+static bool file_free(FILE *f) {
+  if (!f) return true;
+  if (ftrylockfile(f) != 0) return false;
+  funlockfile(f);
+  return true;
+}
+
+void gasneti_trace_finish(int code, bool in_signal) {
   gasneti_trace_state_t *s = &gasneti_trace_state;
   if (!gasneti_trace_active) return;
+  if (in_signal) {
+    if (pthread_mutex_trylock(&out_lock) != 0) return;
+    pthread_mutex_unlock(&out_lock);
+    if (!file_free(s->tracefile) || !file_free(s->statsfile)) return;
+  }
   gasneti_trace_printf('X', NULL, "EXIT code %d", code);
-  if (s->statsfile) gasneti_trace_stats_write(s->statsfile);
+  if (s->statsfile) gasneti_trace_stats_write(s->statsfile, in_signal);
   gasneti_trace_active = 0;
   if (s->tracefile) fflush(s->tracefile);
   if (s->statsfile) fflush(s->statsfile);

@@ -16,8 +16,10 @@
 /* Reads the knobs and opens the files; the end of gasnet_init's bootstrap exchange is every
  * rank's time 0 (ranks leave an all-gather together), which aligns the ranks' clocks. */
 void gasneti_trace_init(int argc, char **argv);
-/* Writes the statistics and closes the files (every exit path that runs the core's). */
-void gasneti_trace_finish(int code);
+/* Writes the statistics and closes the files (every exit path that runs the core's).
+ * in_signal: called from a signal handler, which may have interrupted this very output: then
+ * only if neither the trace's lock nor its files' locks are held. */
+void gasneti_trace_finish(int code, bool in_signal);
 /* Seconds since time 0. */
 double gasneti_trace_now(void);
 /* Whether a peer is reached through shared memory (the trace's "local"). */

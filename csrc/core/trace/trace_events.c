@@ -139,8 +139,9 @@ void gasneti_trace_barrier(const char *loc, const char *name, int id, int flags,
 }
 
 /* ---- the statistics at exit -------------------------------------------------------------- */
-void gasneti_trace_stats_write(FILE *f) {
-  pthread_mutex_lock(&stats_lock);
+void gasneti_trace_stats_write(FILE *f, bool in_signal) {
+  if (in_signal ? pthread_mutex_trylock(&stats_lock) != 0 : pthread_mutex_lock(&stats_lock) != 0)
+    return;
   gasneti_trace_line(f, 'I', NULL, "STATS rank %d of %d: %d kinds of events", (int)gasneti_mynode,
                      (int)gasneti_nodes, nstats);
   for (int i = 0; i < nstats; i++) {

@@ -18,6 +18,7 @@ void gasneti_trace_line(FILE *f, char category, const char *loc, const char *fmt
     __attribute__((format(printf, 4, 5)));
 void gasneti_trace_vline(FILE *f, char category, const char *loc, const char *fmt, va_list ap);
 void gasneti_trace_stats_init(void);
-void gasneti_trace_stats_write(FILE *f);
+/* in_signal: skipped if the statistics' lock is held (by the code the signal interrupted). */
+void gasneti_trace_stats_write(FILE *f, bool in_signal);
 
 #endif
