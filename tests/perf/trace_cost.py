@@ -47,15 +47,19 @@ def main() -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--benches", default=",".join(BENCHES), help="comma-separated")
+    p.add_argument("--launcher", type=Path,
+                   help="the gasnetrun both run under (default: --new's)")
     args = p.parse_args()
     env = dict(e.split("=", 1) for e in args.env)
     samples: dict[str, dict[tuple, list[float]]] = {"base": {}, "new": {}}
     better: dict[tuple, str] = {}
-    for _ in range(args.repeats):
+    # One launcher for both: only the programs differ.
+    launcher = args.launcher or args.new / "bin" / "gasnetrun"
+    for repeat in range(args.repeats):
         for bench in args.benches.split(","):
-            for name, build in (("base", args.base), ("new", args.new)):
-                # One launcher (the new build's) for both: only the programs differ.
-                launcher = args.new / "bin" / "gasnetrun"
+            # Each goes first every other repeat, so that neither gains from the order.
+            pair = (("base", args.base), ("new", args.new))
+            for name, build in (pair if repeat % 2 == 0 else pair[::-1]):
                 for key, r in run(launcher, build, args.conduit, bench, env).items():
                     if r.get("unit") == "x":
                         continue  # ratios of two results, already in the table
