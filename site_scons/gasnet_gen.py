@@ -28,11 +28,14 @@ PARAM_TYPES = {"dest": "gasnet_node_t", "token": "gasnet_token_t",
 def _inline_function(public: str, internal: str, lead: list[str], m: int) -> list[str]:
     """gasneti_<family>_<m>: fixed parameters, the arguments in a local array. Clients of C and
     C++ alike: a compound-literal array is C only (g++ refuses to take the address of a
-    temporary array built from run-time values)."""
+    temporary array built from run-time values). loc is the caller's "file:line" (for traces);
+    the library's entry is the internal function's _at form."""
     name = public.replace("gasnet_", "gasneti_") + f"_{m}"
-    params = [f"{PARAM_TYPES[p]}{'' if PARAM_TYPES[p].endswith('*') else ' '}{p}" for p in lead]
+    params = ["const char *loc"]
+    params += [f"{PARAM_TYPES[p]}{'' if PARAM_TYPES[p].endswith('*') else ' '}{p}" for p in lead]
     params += [f"gasnet_handlerarg_t a{i}" for i in range(m)]
-    call_lead = ", ".join(lead)
+    call_lead = ", ".join(["loc"] + lead)
+    internal = internal + "_at"
     if m == 0:
         body = f"  return {internal}({call_lead}, 0, (const gasnet_handlerarg_t *)0);"
     else:
@@ -54,7 +57,8 @@ def am_macros_header() -> str:
         for m in range(MAX_ARGS + 1):
             lines += _inline_function(public, internal, lead, m)
             params = lead + [f"a{i}" for i in range(m)]
-            args = [f"({p})" for p in lead] + [f"(gasnet_handlerarg_t)(a{i})" for i in range(m)]
+            args = (["GASNETI_SRCLOC"] + [f"({p})" for p in lead]
+                    + [f"(gasnet_handlerarg_t)(a{i})" for i in range(m)])
             lines.append(f"#define {public}{m}({', '.join(params)}) "
                          f"{public.replace('gasnet_', 'gasneti_')}_{m}({', '.join(args)})")
     lines += explicit_count_macros()

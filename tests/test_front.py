@@ -293,7 +293,7 @@ HANDED_OVER = {
     "dry-run": (["-t"], {}),
     "typo": ([], {"GASNET_EXITTIMOUT": "3"}),
     "bad-value": ([], {"GASNET_EXITTIMEOUT": "soon"}),
-    "not-implemented": ([], {"GASNET_TRACEFILE": "x"}),
+    "not-implemented": ([], {"GASNET_MALLOCFILE": "x"}),
     "local-spawner": (["-spawner=local"], {}),
     "spawner-not-built": (["-spawner=nope"], {}),
     "missing-launcher": ([], {"PMIRUN_CMD": "no-such-launcher -n %N %C"}),

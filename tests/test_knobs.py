@@ -53,6 +53,11 @@ CASES = [
 ] + [
     ("GASNET_SSH_CMD", v) for v in ["ssh", "ssh -o BatchMode=yes", " "]
 ] + [
+    # tracing: category masks and rank lists
+    ("GASNET_TRACEMASK", v) for v in ["GPA", "PGP", "U", "gp", "GPQ", "G P"]
+] + [
+    ("GASNET_TRACENODES", v) for v in ["*", "0,2-4", " 1 , 3 ", "4-2", "0-", "a", "1,,2", "70000"]
+] + [
     ("GASNET_IBV_PORTS_0", "mlx5_0:1"), ("GASNET_IBV_PORTS_12", "bad:port"),
     ("GASNET_IBV_PORTS_TYPE", "numa"), ("GASNET_IBV_PORTS_TYPE", "core"),
     ("GASNET_CONNECTFILE_BASE", "36"), ("GASNET_CONNECTFILE_BASE", "1"),
@@ -177,7 +182,7 @@ def test_typo_gets_did_you_mean_and_the_job_never_starts(opt_build, tmp_path):
 @pytest.mark.parametrize("name,warning", [
     ("GASNET_DUMMY", "GASNET_DUMMY (from environment) is not a GASNet knob; passed to the ranks "
                      "unchanged"),
-    ("GASNET_TRACEMASK", "GASNET_TRACEMASK (from environment) is a GASNet variable this "
+    ("GASNET_MALLOCFILE", "GASNET_MALLOCFILE (from environment) is a GASNet variable this "
                          "implementation does not read; it has no effect"),
 ])
 def test_unknown_names_that_are_not_typos_reach_the_ranks_with_a_warning(opt_build, tmp_path,

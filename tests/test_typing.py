@@ -72,3 +72,8 @@ def test_docs_generator_type_checks(cache_dir: Path) -> None:
     """site_scons/gasnet_docs.py: the build and the docs tests share it."""
     result = mypy(cache_dir, "site_scons/gasnet_docs.py")
     assert result.returncode == 0, f"mypy site_scons/gasnet_docs.py:\n{result.stdout}{result.stderr}"
+
+
+def test_gasnet_trace_package_type_checks(cache_dir: Path) -> None:
+    result = mypy(cache_dir, "python/gasnet_trace")
+    assert result.returncode == 0, f"mypy python/gasnet_trace:\n{result.stdout}{result.stderr}"

@@ -6,6 +6,7 @@
 #include "am/am.h"
 #include "knobs.h"
 #include "pshm/pshm.h"
+#include "trace/trace.h"
 
 typedef gasneti_barrier_vote_t vote_t;
 
@@ -163,8 +164,12 @@ static void check_context(const char *what) {
                        "handlers (a handler must not wait for other ranks)", what);
 }
 
-void gasnet_barrier_notify(int id, int flags) {
+/* The public names are macros (gasnet.h) that pass the caller's source line to the _at forms;
+ * the parenthesised definitions below are the functions of the same names. */
+void gasneti_barrier_notify_at(const char *loc, int id, int flags) {
   check_context("gasnet_barrier_notify");
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_barrier(loc, "BARRIER_NOTIFY", id, flags, -1, 0);
   if (notified) gasneti_fatalerror("gasnet_barrier_notify called twice without a wait");
   phase++;
   notified = 1;
@@ -185,19 +190,23 @@ static int finish(int id, int flags) {
   return gasneti_barrier_judge(result, id, flags);
 }
 
-int gasnet_barrier_wait(int id, int flags) {
+int gasneti_barrier_wait_at(const char *loc, int id, int flags) {
   check_context("gasnet_barrier_wait");
   if (!notified) gasneti_fatalerror("gasnet_barrier_wait without a preceding notify");
+  double start = gasneti_trace_active ? gasneti_trace_now() : 0;
   while (!progress()) gasneti_wait_step();
-  return finish(id, flags);
+  int rc = finish(id, flags);
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_barrier(loc, "BARRIER_WAIT", id, flags, start, rc);
+  return rc;
 }
 
-int gasnet_barrier(int id, int flags) {
-  gasnet_barrier_notify(id, flags);
-  return gasnet_barrier_wait(id, flags);
+int gasneti_barrier_at(const char *loc, int id, int flags) {
+  gasneti_barrier_notify_at(loc, id, flags);
+  return gasneti_barrier_wait_at(loc, id, flags);
 }
 
-int gasnet_barrier_try(int id, int flags) {
+static int barrier_try(int id, int flags) {
   check_context("gasnet_barrier_try");
   if (!notified) gasneti_fatalerror("gasnet_barrier_try without a preceding notify");
   gasneti_poll(GASNETI_POLL_ALL);
@@ -207,6 +216,19 @@ int gasnet_barrier_try(int id, int flags) {
   }
   return finish(id, flags);
 }
+
+int gasneti_barrier_try_at(const char *loc, int id, int flags) {
+  double start = gasneti_trace_active ? gasneti_trace_now() : 0;
+  int rc = barrier_try(id, flags);
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_barrier(loc, "BARRIER_TRY", id, flags, start, rc);
+  return rc;
+}
+
+void(gasnet_barrier_notify)(int id, int flags) { gasneti_barrier_notify_at(NULL, id, flags); }
+int(gasnet_barrier_wait)(int id, int flags) { return gasneti_barrier_wait_at(NULL, id, flags); }
+int(gasnet_barrier)(int id, int flags) { return gasneti_barrier_at(NULL, id, flags); }
+int(gasnet_barrier_try)(int id, int flags) { return gasneti_barrier_try_at(NULL, id, flags); }
 
 int gasnet_barrier_result(int *id) {
   if (id) *id = result.anon ? 0 : result.id;

@@ -2,10 +2,13 @@
  * conduit's (layout, memory, exit, signals, spawners, and the AM flow control every network
  * conduit shares). Conduits declare their own rows in csrc/conduits/<name>/<name>_knobs.c. */
 #include "knob_api.h"
+#include "trace_syntax.h"
 
 #define BIG 9.0e18
 #define J GASNETI_SCOPE_JOB
 #define R GASNETI_SCOPE_RANK
+#define MASK 0, NULL, NULL, &gasneti_tracemask_syntax
+#define NODES 0, NULL, NULL, &gasneti_tracenodes_syntax
 
 static const gasneti_knob_t rows[] = {
     /* ---- job layout and memory ---- */
@@ -60,13 +63,39 @@ static const gasneti_knob_t rows[] = {
      "Signals GASNet leaves to their default action (or to the client) instead of turning "
      "them into its exit path; * for all.", GASNETI_NOT_TUNED},
     {"GASNET_VERBOSEENV", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
-     "Rank 0 prints every knob it read, its value, and whether it was the default.", GASNETI_NOT_TUNED},
+     "Rank 0 prints every knob of its library, its value, and whether it is the default, once (at the end of gasnet_init).", GASNETI_NOT_TUNED},
+    /* ---- tracing and statistics (csrc/core/trace, docs/tracing.md) ---- */
+    {"GASNET_TRACEFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", R, "all",
+     "Write a trace of the rank's communication here: a path ('%' stands for the rank), "
+     "stdout, stderr or - (stdout). Unset: no tracing.", GASNETI_NOT_TUNED},
+    {"GASNET_TRACEMASK", GASNETI_KNOB_CUSTOM, "GPSWXBLAICDNHU", 0, 0, NULL, "", R, "all",
+     "Categories traced: G gets, P puts, S syncs, B barriers, A AMs (and their handlers), I "
+     "information, X exit; GASNet's other letters (W L C D N H U) are accepted and have no "
+     "events here.", MASK},
+    {"GASNET_TRACENODES", GASNETI_KNOB_CUSTOM, "*", 0, 0, NULL, "", R, "all",
+     "Ranks that trace: * or a list such as 0,2-4.", NODES},
+    {"GASNET_TRACELOCAL", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", R, "all",
+     "Trace puts and gets whose peer shares memory with the rank (itself, its supernode); 0 "
+     "leaves them out of the trace (statistics still count them).", GASNETI_NOT_TUNED},
+    {"GASNET_TRACEFLUSH", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
+     "Flush the trace file after every line (slow; keeps the trace of a rank that crashes).",
+     GASNETI_NOT_TUNED},
+    {"GASNET_STATSFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", R, "all",
+     "Write the rank's statistics here at exit (a path, '%' for the rank, stdout, stderr or "
+     "-). Unset: with GASNET_TRACEFILE, at the end of the trace; else none.", GASNETI_NOT_TUNED},
+    {"GASNET_STATSMASK", GASNETI_KNOB_CUSTOM, "GPSWXBLAICDNHU", 0, 0, NULL, "", R, "all",
+     "Categories counted in the statistics (letters as GASNET_TRACEMASK).", MASK},
+    {"GASNET_STATSNODES", GASNETI_KNOB_CUSTOM, "*", 0, 0, NULL, "", R, "all",
+     "Ranks that collect statistics: * or a list such as 0,2-4.", NODES},
     {"GASNET_SAME_ADDRESSES", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", J, "all",
      "Start each host's ranks without address-space randomisation, so that the program's "
      "functions and data (and its libraries') lie at the same addresses in every rank of a "
      "host, as in ranks forked from one process, for clients that send function pointers "
      "between ranks. Makes memory-corruption exploits of the job's processes easier.",
      GASNETI_NOT_TUNED},
+    {"GASNET_SPAWN_VERBOSE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", J, "all",
+     "gasnetrun narrates the launch (as -v): hosts, spawner, knobs, each agent and rank as it "
+     "starts and ends.", GASNETI_NOT_TUNED},
     /* No default: unset, gasnetrun chooses from the situation (a "local" default here made
        --knobs and the knob reference say so when it is not what happens). */
     {"GASNET_SPAWNER", GASNETI_KNOB_ENUM, "", 0, 0, "local|ssh|pmi|mpi", "", J, "all",

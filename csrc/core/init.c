@@ -10,6 +10,7 @@
 #include "rma/rma.h"
 #include "coll/coll.h"
 #include "vis/vis.h"
+#include "trace/trace.h"
 
 gasnet_node_t gasneti_mynode, gasneti_nodes;
 int gasneti_init_done, gasneti_attach_done;
@@ -52,6 +53,9 @@ int gasnet_init(int *argc, char ***argv) {
   for (int i = 0; i < gasneti_nodes; i++)
     if (all[i] < max_global_segment) max_global_segment = (uintptr_t)all[i];
   free(all);
+  /* Every rank leaves that exchange at about the same moment: time 0 of the traces. */
+  gasneti_trace_init(argc ? *argc : 0, argv ? *argv : NULL);
+  gasneti_knob_report_all();
   gasneti_init_done = 1;
   return GASNET_OK;
 }
@@ -96,6 +100,10 @@ int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsiz
   gasnetc_attach(gasneti_seginfo[gasneti_mynode].addr, gasneti_seginfo[gasneti_mynode].size);
   gasneti_boot->barrier(); /* every rank's handlers and segment are ready */
   gasneti_attach_done = 1;
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_printf('I', NULL, "ATTACH segment %p, %lu bytes, %d client handlers",
+                         gasneti_seginfo[gasneti_mynode].addr,
+                         (unsigned long)gasneti_seginfo[gasneti_mynode].size, numentries);
   return GASNET_OK;
 }
 

@@ -1,5 +1,6 @@
 /* knobs.c: the runtime's reader of the knob table: the only place in csrc that calls getenv()
- * on a GASNET_* name. With GASNET_VERBOSEENV, rank 0 reports each knob the first time it is read. */
+ * on a GASNET_* name. With GASNET_VERBOSEENV, rank 0 lists every knob of the table that concerns
+ * its library, with its value and whether it is the default, at the end of gasnet_init. */
 #include "knobs.h"
 
 #include <stdio.h>
@@ -26,16 +27,30 @@ static bool verbose(void) {
   return cached == 1;
 }
 
-static void report(const gasneti_knob_t *k, const char *text, bool from_env) {
-  static bool *reported; /* one flag per knob of the table, however many it has */
+/* Whether a knob concerns this library: the core's, a network conduit's shared ones (not
+ * smp's), or this conduit's own; families (GASNET_IBV_PORTS_<n>) are listed by their base. */
+static bool concerns_me(const gasneti_knob_t *k) {
+  if (strchr(k->name, '<')) return false;
+  if (strcmp(k->conduits, "all") == 0) return true;
+  if (strcmp(k->conduits, "network") == 0) return strcmp(GASNET_CONDUIT_NAME_STR, "smp") != 0;
+  return strcmp(k->conduits, GASNET_CONDUIT_NAME_STR) == 0;
+}
+
+void gasneti_knob_report_all(void) {
   if (!verbose() || gasneti_mynode != 0) return;
-  if (!reported) reported = gasneti_calloc(gasneti_knob_count(), sizeof(bool));
-  size_t idx = 0;
-  while (gasneti_knob_at(idx) != k) idx++;
-  if (reported[idx]) return;
-  reported[idx] = true;
-  fprintf(stderr, "GASNET knob %-26s = %-12s (%s)\n", k->name, *text ? text : "(computed)",
-          from_env ? "environment" : "default");
+  for (size_t i = 0; i < gasneti_knob_count(); i++) {
+    const gasneti_knob_t *k = gasneti_knob_at(i);
+    if (!concerns_me(k)) continue;
+    const char *v = getenv(k->name);
+    bool set = !gasneti_knob_blank(v);
+    const char *text = set ? v : k->dflt;
+    /* An empty default is computed (numbers) or means unset, as gasnetrun --knobs says. */
+    bool number = k->type == GASNETI_KNOB_INT || k->type == GASNETI_KNOB_SIZE ||
+                  k->type == GASNETI_KNOB_DOUBLE;
+    fprintf(stderr, "GASNET knob %-26s = %-12s (%s)\n", k->name,
+            *text ? text : number ? "(computed)" : "(unset)", set ? "environment" : "default");
+  }
+  fflush(stderr);
 }
 
 const char *gasneti_knob_text(const char *name) {
@@ -45,7 +60,6 @@ const char *gasneti_knob_text(const char *name) {
   char canon[256], err[512];
   if (set && !gasneti_knob_check(k, name, v, canon, sizeof canon, err, sizeof err))
     gasneti_fatalerror("%s", err);
-  report(k, set ? v : k->dflt, set);
   return set ? v : NULL;
 }
 

@@ -17,5 +17,7 @@ uint64_t gasneti_knob_size(const char *name);
 double gasneti_knob_double(const char *name);
 /* ENUM knobs: whether the value (environment or default) is this choice. */
 bool gasneti_knob_enum_is(const char *name, const char *choice);
+/* GASNET_VERBOSEENV: rank 0 lists every knob with its value and whether it is the default. */
+void gasneti_knob_report_all(void);
 
 #endif

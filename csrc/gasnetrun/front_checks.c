@@ -158,6 +158,8 @@ int gasneti_front_check_environment(void) {
     name[len] = '\0';
     const gasneti_knob_t *knob = gasneti_knob_find(name);
     if (!knob) ok = 0; /* unknown: a likely typo, or a warning; Python says which */
+    /* A launch to narrate (GASNET_SPAWN_VERBOSE) is Python's, as -v is. */
+    else if (strcmp(name, "GASNET_SPAWN_VERBOSE") == 0 && !gasneti_knob_blank(eq + 1)) ok = 0;
     else if (!gasneti_knob_blank(eq + 1) &&
              !gasneti_knob_check(knob, name, eq + 1, canon, sizeof canon, err, sizeof err))
       ok = 0;

@@ -137,6 +137,13 @@ int gasnet_getSegmentInfo(gasnet_seginfo_t *seginfo_table, int numentries);
 int gasnet_getNodeInfo(gasnet_nodeinfo_t *nodeinfo_table, int numentries);
 char *gasnet_getenv(const char *name);
 
+/* ---- tracing and statistics (csrc/core/trace, docs/tracing.md) --------------------------- */
+/* Nonzero while this rank traces (GASNET_TRACEFILE) or collects statistics (GASNET_STATSFILE).
+ * The public calls are macros that pass the caller's "file:line" to the library; the inline
+ * fast paths read this flag only where they would otherwise return without a library call. */
+extern int gasneti_trace_active;
+#define GASNETI_SRCLOC __FILE__ ":" _STRINGIFY(__LINE__)
+
 /* ---- active messages --------------------------------------------------------------- */
 #define gasnet_AMMaxArgs() ((size_t)16)
 #define gasnet_AMMaxMedium() ((size_t)GASNETC_MAX_MEDIUM)
@@ -157,6 +164,24 @@ int gasneti_AMReplyMedium(gasnet_token_t token, gasnet_handler_t handler, void *
 int gasneti_AMReplyLong(gasnet_token_t token, gasnet_handler_t handler, void *source_addr,
                         size_t nbytes, void *dest_addr, int numargs,
                         const gasnet_handlerarg_t *args);
+
+/* The same, with the caller's source line (what gasnet_am_macros.h calls). */
+int gasneti_AMRequestShort_at(const char *loc, gasnet_node_t dest, gasnet_handler_t handler,
+                              int numargs, const gasnet_handlerarg_t *args);
+int gasneti_AMRequestMedium_at(const char *loc, gasnet_node_t dest, gasnet_handler_t handler,
+                               void *source_addr, size_t nbytes, int numargs,
+                               const gasnet_handlerarg_t *args);
+int gasneti_AMRequestLong_at(const char *loc, gasnet_node_t dest, gasnet_handler_t handler,
+                             void *source_addr, size_t nbytes, void *dest_addr, int numargs,
+                             const gasnet_handlerarg_t *args);
+int gasneti_AMReplyShort_at(const char *loc, gasnet_token_t token, gasnet_handler_t handler,
+                            int numargs, const gasnet_handlerarg_t *args);
+int gasneti_AMReplyMedium_at(const char *loc, gasnet_token_t token, gasnet_handler_t handler,
+                             void *source_addr, size_t nbytes, int numargs,
+                             const gasnet_handlerarg_t *args);
+int gasneti_AMReplyLong_at(const char *loc, gasnet_token_t token, gasnet_handler_t handler,
+                           void *source_addr, size_t nbytes, void *dest_addr, int numargs,
+                           const gasnet_handlerarg_t *args);
 
 int gasnet_AMPoll(void);
 int gasnet_AMGetMsgSource(gasnet_token_t token, gasnet_node_t *srcindex);
@@ -216,6 +241,15 @@ int gasnet_barrier_try(int id, int flags);
 /* After a completed barrier: GASNET_BARRIERFLAG_ANONYMOUS if every rank was anonymous,
  * otherwise 0; *id is set to the barrier's name (0 when anonymous). */
 int gasnet_barrier_result(int *id);
+/* The same, with the caller's source line; the macros below make every call pass it. */
+void gasneti_barrier_notify_at(const char *loc, int id, int flags);
+int gasneti_barrier_wait_at(const char *loc, int id, int flags);
+int gasneti_barrier_at(const char *loc, int id, int flags);
+int gasneti_barrier_try_at(const char *loc, int id, int flags);
+#define gasnet_barrier_notify(id, flags) gasneti_barrier_notify_at(GASNETI_SRCLOC, id, flags)
+#define gasnet_barrier_wait(id, flags) gasneti_barrier_wait_at(GASNETI_SRCLOC, id, flags)
+#define gasnet_barrier(id, flags) gasneti_barrier_at(GASNETI_SRCLOC, id, flags)
+#define gasnet_barrier_try(id, flags) gasneti_barrier_try_at(GASNETI_SRCLOC, id, flags)
 
 #include <gasnet_extended.h> /* put/get/memset, handles, access regions, value forms */
 

@@ -32,16 +32,12 @@ typedef void *gasnet_threadinfo_t;
 /* The network path (AMs, or RDMA where the conduit has it) and the bookkeeping (csrc/core/rma).
  * kind: what the caller must wait for; bulk: src need not be reusable when a put returns. */
 enum { GASNETI_RMA_BLOCKING = 0, GASNETI_RMA_NB = 1, GASNETI_RMA_NBI = 2 };
-gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, size_t n, int kind,
-                               int bulk);
-gasnet_handle_t gasneti_get_am(void *dest, gasnet_node_t node, const void *src, size_t n, int kind);
-gasnet_handle_t gasneti_memset_am(gasnet_node_t node, void *dest, int val, size_t n, int kind);
 void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, size_t n);
 
 #ifdef GASNETI_DEBUG
 #define GASNETI_RMA_CHECK(what, node, addr, n) gasneti_rma_check(what, node, addr, n)
 #else
-#define GASNETI_RMA_CHECK(what, node, addr, n) ((void)(what))
+#define GASNETI_RMA_CHECK(what, node, addr, n) ((void)0)
 #endif
 
 static inline void *gasneti_pshm_addr(gasnet_node_t node, const void *addr) {
@@ -125,92 +121,153 @@ static inline void gasneti_copy(void *dst, const void *src, size_t n) {
 }
 #undef GASNETI_COPY_WORD
 
-/* ---- one shape for every form: direct when reachable, else the AM path ------------------ */
-static inline gasnet_handle_t gasneti_put(const char *what, gasnet_node_t node, void *dest,
+/* ---- tracing and statistics (csrc/core/trace) ---------------------------------------------
+ * Every put, get and memset form has a number (the library names it in traces and statistics
+ * with GASNet's names: PUT_NB, GET_BULK, ...), and every public call is also a macro that
+ * passes the client's file and line (GASNETI_SRCLOC) to the library. The inline fast paths
+ * below pay nothing for it: a rank that traces or collects statistics keeps every peer "far"
+ * (gasneti_pshm_direct), so its transfers all reach the library, which records them and then
+ * copies directly where it may. */
+enum {
+  GASNETI_OP_PUT, GASNETI_OP_PUT_BULK, GASNETI_OP_PUT_NB, GASNETI_OP_PUT_NB_BULK,
+  GASNETI_OP_PUT_NBI, GASNETI_OP_PUT_NBI_BULK, GASNETI_OP_PUT_VAL, GASNETI_OP_PUT_NB_VAL,
+  GASNETI_OP_PUT_NBI_VAL, GASNETI_OP_MEMSET, GASNETI_OP_MEMSET_NB, GASNETI_OP_MEMSET_NBI,
+  GASNETI_OP_GET, GASNETI_OP_GET_BULK, GASNETI_OP_GET_NB, GASNETI_OP_GET_NB_BULK,
+  GASNETI_OP_GET_NBI, GASNETI_OP_GET_NBI_BULK, GASNETI_OP_GET_VAL, GASNETI_OP_GET_NB_VAL,
+  GASNETI_OP_COUNT
+};
+/* The public name of an operation ("gasnet_put_nb"), for argument checks. */
+const char *gasneti_op_api_name(int op);
+/* The library's entries for what the inline paths do not serve (loc: "file:line" or NULL). */
+gasnet_handle_t gasneti_put_at(const char *loc, int op, gasnet_node_t node, void *dest,
+                               const void *src, size_t n, int kind, int bulk);
+gasnet_handle_t gasneti_get_at(const char *loc, int op, void *dest, gasnet_node_t node,
+                               const void *src, size_t n, int kind);
+gasnet_handle_t gasneti_memset_at(const char *loc, int op, gasnet_node_t node, void *dest, int val,
+                                  size_t n, int kind);
+
+/* ---- one shape for every form: direct when reachable, else the library ------------------ */
+static inline gasnet_handle_t gasneti_put(const char *loc, int op, gasnet_node_t node, void *dest,
                                           const void *src, size_t n, int kind, int bulk) {
-  GASNETI_RMA_CHECK(what, node, dest, n);
+  GASNETI_RMA_CHECK(gasneti_op_api_name(op), node, dest, n);
   uintptr_t direct = gasneti_pshm_direct[node];
   if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
     if (bulk) memcpy(gasneti_direct_addr(direct, dest), src, n);
     else gasneti_copy(gasneti_direct_addr(direct, dest), src, n);
     return GASNET_INVALID_HANDLE;
   }
-  return gasneti_put_am(node, dest, src, n, kind, bulk);
+  return gasneti_put_at(loc, op, node, dest, src, n, kind, bulk);
 }
 
-static inline gasnet_handle_t gasneti_get(const char *what, void *dest, gasnet_node_t node,
+static inline gasnet_handle_t gasneti_get(const char *loc, int op, void *dest, gasnet_node_t node,
                                           const void *src, size_t n, int kind, int bulk) {
-  GASNETI_RMA_CHECK(what, node, src, n);
+  GASNETI_RMA_CHECK(gasneti_op_api_name(op), node, src, n);
   uintptr_t direct = gasneti_pshm_direct[node];
   if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
     if (bulk) memcpy(dest, gasneti_direct_addr(direct, src), n);
     else gasneti_copy(dest, gasneti_direct_addr(direct, src), n);
     return GASNET_INVALID_HANDLE;
   }
-  return gasneti_get_am(dest, node, src, n, kind);
+  return gasneti_get_at(loc, op, dest, node, src, n, kind);
 }
 
-static inline gasnet_handle_t gasneti_memset(const char *what, gasnet_node_t node, void *dest,
-                                             int val, size_t n, int kind) {
-  GASNETI_RMA_CHECK(what, node, dest, n);
+static inline gasnet_handle_t gasneti_memset(const char *loc, int op, gasnet_node_t node,
+                                             void *dest, int val, size_t n, int kind) {
+  GASNETI_RMA_CHECK(gasneti_op_api_name(op), node, dest, n);
   uintptr_t direct = gasneti_pshm_direct[node];
   if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
     memset(gasneti_direct_addr(direct, dest), val, n);
     return GASNET_INVALID_HANDLE;
   }
-  return gasneti_memset_am(node, dest, val, n, kind);
+  return gasneti_memset_at(loc, op, node, dest, val, n, kind);
 }
+
+/* The public forms: functions (whose address a client may take) and, after them, macros of
+ * the same names that add the caller's source line. */
+#define GASNETI_PUT_FORM(name, OP, kind, bulk)                                                 \
+  static inline void name(gasnet_node_t node, void *dest, void *src, size_t nbytes) {         \
+    gasneti_put((const char *)0, OP, node, dest, src, nbytes, kind, bulk);                   \
+  }
+#define GASNETI_PUT_NB_FORM(name, OP, bulk)                                                    \
+  static inline gasnet_handle_t name(gasnet_node_t node, void *dest, void *src, size_t nbytes) { \
+    return gasneti_put((const char *)0, OP, node, dest, src, nbytes, GASNETI_RMA_NB, bulk);  \
+  }
+#define GASNETI_GET_FORM(name, OP, kind, bulk)                                                 \
+  static inline void name(void *dest, gasnet_node_t node, void *src, size_t nbytes) {         \
+    gasneti_get((const char *)0, OP, dest, node, src, nbytes, kind, bulk);                   \
+  }
+#define GASNETI_GET_NB_FORM(name, OP, bulk)                                                    \
+  static inline gasnet_handle_t name(void *dest, gasnet_node_t node, void *src, size_t nbytes) { \
+    return gasneti_get((const char *)0, OP, dest, node, src, nbytes, GASNETI_RMA_NB, bulk);  \
+  }
 
 /* ---- blocking ------------------------------------------------------------------------ */
-static inline void gasnet_put(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-  gasneti_put("gasnet_put", node, dest, src, nbytes, GASNETI_RMA_BLOCKING, 0);
-}
-static inline void gasnet_put_bulk(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-  gasneti_put("gasnet_put_bulk", node, dest, src, nbytes, GASNETI_RMA_BLOCKING, 1);
-}
-static inline void gasnet_get(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-  gasneti_get("gasnet_get", dest, node, src, nbytes, GASNETI_RMA_BLOCKING, 0);
-}
-static inline void gasnet_get_bulk(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-  gasneti_get("gasnet_get_bulk", dest, node, src, nbytes, GASNETI_RMA_BLOCKING, 1);
-}
+GASNETI_PUT_FORM(gasnet_put, GASNETI_OP_PUT, GASNETI_RMA_BLOCKING, 0)
+GASNETI_PUT_FORM(gasnet_put_bulk, GASNETI_OP_PUT_BULK, GASNETI_RMA_BLOCKING, 1)
+GASNETI_GET_FORM(gasnet_get, GASNETI_OP_GET, GASNETI_RMA_BLOCKING, 0)
+GASNETI_GET_FORM(gasnet_get_bulk, GASNETI_OP_GET_BULK, GASNETI_RMA_BLOCKING, 1)
 static inline void gasnet_memset(gasnet_node_t node, void *dest, int val, size_t nbytes) {
-  gasneti_memset("gasnet_memset", node, dest, val, nbytes, GASNETI_RMA_BLOCKING);
+  gasneti_memset((const char *)0, GASNETI_OP_MEMSET, node, dest, val, nbytes, GASNETI_RMA_BLOCKING);
 }
+#define gasnet_put(node, dest, src, n) \
+  ((void)gasneti_put(GASNETI_SRCLOC, GASNETI_OP_PUT, node, dest, src, n, GASNETI_RMA_BLOCKING, 0))
+#define gasnet_put_bulk(node, dest, src, n)                                                  \
+  ((void)gasneti_put(GASNETI_SRCLOC, GASNETI_OP_PUT_BULK, node, dest, src, n,               \
+                     GASNETI_RMA_BLOCKING, 1))
+#define gasnet_get(dest, node, src, n) \
+  ((void)gasneti_get(GASNETI_SRCLOC, GASNETI_OP_GET, dest, node, src, n, GASNETI_RMA_BLOCKING, 0))
+#define gasnet_get_bulk(dest, node, src, n)                                                  \
+  ((void)gasneti_get(GASNETI_SRCLOC, GASNETI_OP_GET_BULK, dest, node, src, n,               \
+                     GASNETI_RMA_BLOCKING, 1))
+#define gasnet_memset(node, dest, val, n)                                                    \
+  ((void)gasneti_memset(GASNETI_SRCLOC, GASNETI_OP_MEMSET, node, dest, val, n,              \
+                        GASNETI_RMA_BLOCKING))
 
 /* ---- explicit handle ------------------------------------------------------------------- */
-static inline gasnet_handle_t gasnet_put_nb(gasnet_node_t node, void *dest, void *src,
-                                            size_t nbytes) {
-  return gasneti_put("gasnet_put_nb", node, dest, src, nbytes, GASNETI_RMA_NB, 0);
-}
-static inline gasnet_handle_t gasnet_put_nb_bulk(gasnet_node_t node, void *dest, void *src,
-                                                 size_t nbytes) {
-  return gasneti_put("gasnet_put_nb_bulk", node, dest, src, nbytes, GASNETI_RMA_NB, 1);
-}
-static inline gasnet_handle_t gasnet_get_nb(void *dest, gasnet_node_t node, void *src,
-                                            size_t nbytes) {
-  return gasneti_get("gasnet_get_nb", dest, node, src, nbytes, GASNETI_RMA_NB, 0);
-}
-static inline gasnet_handle_t gasnet_get_nb_bulk(void *dest, gasnet_node_t node, void *src,
-                                                 size_t nbytes) {
-  return gasneti_get("gasnet_get_nb_bulk", dest, node, src, nbytes, GASNETI_RMA_NB, 1);
-}
+GASNETI_PUT_NB_FORM(gasnet_put_nb, GASNETI_OP_PUT_NB, 0)
+GASNETI_PUT_NB_FORM(gasnet_put_nb_bulk, GASNETI_OP_PUT_NB_BULK, 1)
+GASNETI_GET_NB_FORM(gasnet_get_nb, GASNETI_OP_GET_NB, 0)
+GASNETI_GET_NB_FORM(gasnet_get_nb_bulk, GASNETI_OP_GET_NB_BULK, 1)
 static inline gasnet_handle_t gasnet_memset_nb(gasnet_node_t node, void *dest, int val,
                                                size_t nbytes) {
-  return gasneti_memset("gasnet_memset_nb", node, dest, val, nbytes, GASNETI_RMA_NB);
+  return gasneti_memset((const char *)0, GASNETI_OP_MEMSET_NB, node, dest, val, nbytes,
+                        GASNETI_RMA_NB);
 }
+#define gasnet_put_nb(node, dest, src, n) \
+  gasneti_put(GASNETI_SRCLOC, GASNETI_OP_PUT_NB, node, dest, src, n, GASNETI_RMA_NB, 0)
+#define gasnet_put_nb_bulk(node, dest, src, n) \
+  gasneti_put(GASNETI_SRCLOC, GASNETI_OP_PUT_NB_BULK, node, dest, src, n, GASNETI_RMA_NB, 1)
+#define gasnet_get_nb(dest, node, src, n) \
+  gasneti_get(GASNETI_SRCLOC, GASNETI_OP_GET_NB, dest, node, src, n, GASNETI_RMA_NB, 0)
+#define gasnet_get_nb_bulk(dest, node, src, n) \
+  gasneti_get(GASNETI_SRCLOC, GASNETI_OP_GET_NB_BULK, dest, node, src, n, GASNETI_RMA_NB, 1)
+#define gasnet_memset_nb(node, dest, val, n) \
+  gasneti_memset(GASNETI_SRCLOC, GASNETI_OP_MEMSET_NB, node, dest, val, n, GASNETI_RMA_NB)
 
 /* Synchronization: an operation that completed when issued (every direct one) has no handle,
- * so the inline part below is all it costs; the library waits for the others. */
-void gasneti_wait_syncnb(gasnet_handle_t handle);
-int gasneti_try_syncnb(gasnet_handle_t handle);
-void gasneti_wait_syncnb_all(gasnet_handle_t *handles, size_t numhandles);
+ * so the inline part below is all it costs; the library waits for the others, and records
+ * every sync of a rank that traces (gasneti_trace_active: one load, only where the inline
+ * part would have returned at once). */
+void gasneti_wait_syncnb(const char *loc, gasnet_handle_t handle);
+int gasneti_try_syncnb(const char *loc, gasnet_handle_t handle);
+void gasneti_wait_syncnb_all(const char *loc, gasnet_handle_t *handles, size_t numhandles);
+static inline void gasneti_wait_syncnb_at(const char *loc, gasnet_handle_t handle) {
+  if (handle != GASNET_INVALID_HANDLE || __builtin_expect(gasneti_trace_active, 0))
+    gasneti_wait_syncnb(loc, handle);
+}
+static inline int gasneti_try_syncnb_at(const char *loc, gasnet_handle_t handle) {
+  if (handle != GASNET_INVALID_HANDLE || __builtin_expect(gasneti_trace_active, 0))
+    return gasneti_try_syncnb(loc, handle);
+  return GASNET_OK;
+}
 static inline void gasnet_wait_syncnb(gasnet_handle_t handle) {
-  if (handle != GASNET_INVALID_HANDLE) gasneti_wait_syncnb(handle);
+  gasneti_wait_syncnb_at((const char *)0, handle);
 }
 static inline int gasnet_try_syncnb(gasnet_handle_t handle) {
-  return handle == GASNET_INVALID_HANDLE ? GASNET_OK : gasneti_try_syncnb(handle);
+  return gasneti_try_syncnb_at((const char *)0, handle);
 }
+#define gasnet_wait_syncnb(h) gasneti_wait_syncnb_at(GASNETI_SRCLOC, h)
+#define gasnet_try_syncnb(h) gasneti_try_syncnb_at(GASNETI_SRCLOC, h)
 /* Operations of the process not yet synchronized (every live handle, access region and value
  * get; csrc/core/rma counts them). While it is zero, every handle a client holds is
  * GASNET_INVALID_HANDLE, so syncing an array of them is one load, not a pass over the array
@@ -218,14 +275,23 @@ static inline int gasnet_try_syncnb(gasnet_handle_t handle) {
  * array, to catch a handle synchronized twice. Otherwise one pass that ORs the handles (no
  * branch per handle): direct operations leave an array of GASNET_INVALID_HANDLE. */
 extern int64_t gasneti_ops_live;
-static inline void gasnet_wait_syncnb_all(gasnet_handle_t *handles, size_t numhandles) {
+static inline void gasneti_wait_syncnb_all_at(const char *loc, gasnet_handle_t *handles,
+                                              size_t numhandles) {
+  if (__builtin_expect(gasneti_trace_active, 0)) {
+    gasneti_wait_syncnb_all(loc, handles, numhandles);
+    return;
+  }
 #ifndef GASNETI_DEBUG
   if (__atomic_load_n(&gasneti_ops_live, __ATOMIC_RELAXED) == 0) return;
 #endif
   uintptr_t pending = 0;
   for (size_t i = 0; i < numhandles; i++) pending |= (uintptr_t)handles[i];
-  if (pending != (uintptr_t)GASNET_INVALID_HANDLE) gasneti_wait_syncnb_all(handles, numhandles);
+  if (pending != (uintptr_t)GASNET_INVALID_HANDLE) gasneti_wait_syncnb_all(loc, handles, numhandles);
 }
+static inline void gasnet_wait_syncnb_all(gasnet_handle_t *handles, size_t numhandles) {
+  gasneti_wait_syncnb_all_at((const char *)0, handles, numhandles);
+}
+#define gasnet_wait_syncnb_all(h, n) gasneti_wait_syncnb_all_at(GASNETI_SRCLOC, h, n)
 void gasnet_wait_syncnb_some(gasnet_handle_t *handles, size_t numhandles);
 int gasnet_try_syncnb_all(gasnet_handle_t *handles, size_t numhandles);
 int gasnet_try_syncnb_some(gasnet_handle_t *handles, size_t numhandles);
@@ -238,21 +304,30 @@ int gasnet_try_syncnb_all_nopoll(gasnet_handle_t *handles, size_t numhandles);
 int gasnet_try_syncnb_some_nopoll(gasnet_handle_t *handles, size_t numhandles);
 
 /* ---- implicit handle ------------------------------------------------------------------- */
-static inline void gasnet_put_nbi(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-  gasneti_put("gasnet_put_nbi", node, dest, src, nbytes, GASNETI_RMA_NBI, 0);
-}
-static inline void gasnet_put_nbi_bulk(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-  gasneti_put("gasnet_put_nbi_bulk", node, dest, src, nbytes, GASNETI_RMA_NBI, 1);
-}
-static inline void gasnet_get_nbi(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-  gasneti_get("gasnet_get_nbi", dest, node, src, nbytes, GASNETI_RMA_NBI, 0);
-}
-static inline void gasnet_get_nbi_bulk(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-  gasneti_get("gasnet_get_nbi_bulk", dest, node, src, nbytes, GASNETI_RMA_NBI, 1);
-}
+GASNETI_PUT_FORM(gasnet_put_nbi, GASNETI_OP_PUT_NBI, GASNETI_RMA_NBI, 0)
+GASNETI_PUT_FORM(gasnet_put_nbi_bulk, GASNETI_OP_PUT_NBI_BULK, GASNETI_RMA_NBI, 1)
+GASNETI_GET_FORM(gasnet_get_nbi, GASNETI_OP_GET_NBI, GASNETI_RMA_NBI, 0)
+GASNETI_GET_FORM(gasnet_get_nbi_bulk, GASNETI_OP_GET_NBI_BULK, GASNETI_RMA_NBI, 1)
 static inline void gasnet_memset_nbi(gasnet_node_t node, void *dest, int val, size_t nbytes) {
-  gasneti_memset("gasnet_memset_nbi", node, dest, val, nbytes, GASNETI_RMA_NBI);
+  gasneti_memset((const char *)0, GASNETI_OP_MEMSET_NBI, node, dest, val, nbytes, GASNETI_RMA_NBI);
 }
+#define gasnet_put_nbi(node, dest, src, n) \
+  ((void)gasneti_put(GASNETI_SRCLOC, GASNETI_OP_PUT_NBI, node, dest, src, n, GASNETI_RMA_NBI, 0))
+#define gasnet_put_nbi_bulk(node, dest, src, n)                                              \
+  ((void)gasneti_put(GASNETI_SRCLOC, GASNETI_OP_PUT_NBI_BULK, node, dest, src, n,           \
+                     GASNETI_RMA_NBI, 1))
+#define gasnet_get_nbi(dest, node, src, n) \
+  ((void)gasneti_get(GASNETI_SRCLOC, GASNETI_OP_GET_NBI, dest, node, src, n, GASNETI_RMA_NBI, 0))
+#define gasnet_get_nbi_bulk(dest, node, src, n)                                              \
+  ((void)gasneti_get(GASNETI_SRCLOC, GASNETI_OP_GET_NBI_BULK, dest, node, src, n,           \
+                     GASNETI_RMA_NBI, 1))
+#define gasnet_memset_nbi(node, dest, val, n)                                                \
+  ((void)gasneti_memset(GASNETI_SRCLOC, GASNETI_OP_MEMSET_NBI, node, dest, val, n,          \
+                        GASNETI_RMA_NBI))
+#undef GASNETI_PUT_FORM
+#undef GASNETI_PUT_NB_FORM
+#undef GASNETI_GET_FORM
+#undef GASNETI_GET_NB_FORM
 
 /* Per client thread: implicit-handle operations still in flight over AMs (csrc/core/rma
  * counts them; direct ones complete when issued and are never counted). Read here so that
@@ -269,19 +344,32 @@ extern _Thread_local gasneti_nbi_counts_t gasneti_nbi_counts;
 #else
 extern gasneti_nbi_counts_t gasneti_nbi_counts;
 #endif
-void gasneti_wait_nbi_counter(int64_t *counter);
+/* which: 'P' (puts), 'G' (gets), 'A' (both): what the trace calls the sync. */
+void gasneti_wait_nbi_counter(const char *loc, int which, int64_t *counter);
+static inline void gasneti_wait_syncnbi_at(const char *loc, int which, int64_t *counter) {
+  if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) != 0 || __builtin_expect(gasneti_trace_active, 0))
+    gasneti_wait_nbi_counter(loc, which, counter);
+}
+static inline void gasneti_wait_syncnbi_all_at(const char *loc) {
+  if (__builtin_expect(gasneti_trace_active, 0)) {
+    gasneti_wait_nbi_counter(loc, 'A', (int64_t *)0);
+    return;
+  }
+  gasneti_wait_syncnbi_at(loc, 'P', &gasneti_nbi_counts.puts_out);
+  gasneti_wait_syncnbi_at(loc, 'G', &gasneti_nbi_counts.gets_out);
+}
 static inline void gasnet_wait_syncnbi_puts(void) {
-  if (__atomic_load_n(&gasneti_nbi_counts.puts_out, __ATOMIC_ACQUIRE) != 0)
-    gasneti_wait_nbi_counter(&gasneti_nbi_counts.puts_out);
+  gasneti_wait_syncnbi_at((const char *)0, 'P', &gasneti_nbi_counts.puts_out);
 }
 static inline void gasnet_wait_syncnbi_gets(void) {
-  if (__atomic_load_n(&gasneti_nbi_counts.gets_out, __ATOMIC_ACQUIRE) != 0)
-    gasneti_wait_nbi_counter(&gasneti_nbi_counts.gets_out);
+  gasneti_wait_syncnbi_at((const char *)0, 'G', &gasneti_nbi_counts.gets_out);
 }
-static inline void gasnet_wait_syncnbi_all(void) {
-  gasnet_wait_syncnbi_puts();
-  gasnet_wait_syncnbi_gets();
-}
+static inline void gasnet_wait_syncnbi_all(void) { gasneti_wait_syncnbi_all_at((const char *)0); }
+#define gasnet_wait_syncnbi_puts() \
+  gasneti_wait_syncnbi_at(GASNETI_SRCLOC, 'P', &gasneti_nbi_counts.puts_out)
+#define gasnet_wait_syncnbi_gets() \
+  gasneti_wait_syncnbi_at(GASNETI_SRCLOC, 'G', &gasneti_nbi_counts.gets_out)
+#define gasnet_wait_syncnbi_all() gasneti_wait_syncnbi_all_at(GASNETI_SRCLOC)
 int gasnet_try_syncnbi_puts(void);
 int gasnet_try_syncnbi_gets(void);
 int gasnet_try_syncnbi_all(void);
@@ -326,10 +414,10 @@ static inline gasnet_register_value_t gasneti_word_value(gasneti_word_t w, size_
   }
 }
 
-static inline gasnet_handle_t gasneti_put_val(const char *what, gasnet_node_t node, void *dest,
-                                              gasnet_register_value_t value, size_t nbytes,
-                                              int kind) {
-  GASNETI_RMA_CHECK(what, node, dest, nbytes);
+static inline gasnet_handle_t gasneti_put_val(const char *loc, int op, gasnet_node_t node,
+                                              void *dest, gasnet_register_value_t value,
+                                              size_t nbytes, int kind) {
+  GASNETI_RMA_CHECK(gasneti_op_api_name(op), node, dest, nbytes);
   uintptr_t direct = gasneti_pshm_direct[node];
   if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
     void *p = gasneti_direct_addr(direct, dest);
@@ -337,21 +425,32 @@ static inline gasnet_handle_t gasneti_put_val(const char *what, gasnet_node_t no
     else memcpy(p, gasneti_value_bytes(&value, nbytes), nbytes);
     return GASNET_INVALID_HANDLE;
   }
-  return gasneti_put_am(node, dest, gasneti_value_bytes(&value, nbytes), nbytes, kind, 0);
+  return gasneti_put_at(loc, op, node, dest, gasneti_value_bytes(&value, nbytes), nbytes, kind, 0);
 }
 
 static inline void gasnet_put_val(gasnet_node_t node, void *dest, gasnet_register_value_t value,
                                   size_t nbytes) {
-  gasneti_put_val("gasnet_put_val", node, dest, value, nbytes, GASNETI_RMA_BLOCKING);
+  gasneti_put_val((const char *)0, GASNETI_OP_PUT_VAL, node, dest, value, nbytes,
+                  GASNETI_RMA_BLOCKING);
 }
 static inline gasnet_handle_t gasnet_put_nb_val(gasnet_node_t node, void *dest,
                                                 gasnet_register_value_t value, size_t nbytes) {
-  return gasneti_put_val("gasnet_put_nb_val", node, dest, value, nbytes, GASNETI_RMA_NB);
+  return gasneti_put_val((const char *)0, GASNETI_OP_PUT_NB_VAL, node, dest, value, nbytes,
+                         GASNETI_RMA_NB);
 }
 static inline void gasnet_put_nbi_val(gasnet_node_t node, void *dest,
                                       gasnet_register_value_t value, size_t nbytes) {
-  gasneti_put_val("gasnet_put_nbi_val", node, dest, value, nbytes, GASNETI_RMA_NBI);
+  gasneti_put_val((const char *)0, GASNETI_OP_PUT_NBI_VAL, node, dest, value, nbytes,
+                  GASNETI_RMA_NBI);
 }
+#define gasnet_put_val(node, dest, value, n)                                                 \
+  ((void)gasneti_put_val(GASNETI_SRCLOC, GASNETI_OP_PUT_VAL, node, dest, value, n,          \
+                         GASNETI_RMA_BLOCKING))
+#define gasnet_put_nb_val(node, dest, value, n) \
+  gasneti_put_val(GASNETI_SRCLOC, GASNETI_OP_PUT_NB_VAL, node, dest, value, n, GASNETI_RMA_NB)
+#define gasnet_put_nbi_val(node, dest, value, n)                                             \
+  ((void)gasneti_put_val(GASNETI_SRCLOC, GASNETI_OP_PUT_NBI_VAL, node, dest, value, n,      \
+                         GASNETI_RMA_NBI))
 
 /* The nbytes-wide value at p (a local address: own memory or a PSHM mapping). */
 static inline gasnet_register_value_t gasneti_load_value(const void *p, size_t nbytes) {
@@ -361,27 +460,34 @@ static inline gasnet_register_value_t gasneti_load_value(const void *p, size_t n
   return v;
 }
 
-static inline gasnet_register_value_t gasnet_get_val(gasnet_node_t node, void *src,
-                                                     size_t nbytes) {
+static inline gasnet_register_value_t gasneti_get_val_at(const char *loc, gasnet_node_t node,
+                                                         void *src, size_t nbytes) {
   GASNETI_RMA_CHECK("gasnet_get_val", node, src, nbytes);
   uintptr_t direct = gasneti_pshm_direct[node];
   if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1))
     return gasneti_load_value(gasneti_direct_addr(direct, src), nbytes);
   gasnet_register_value_t v = 0;
-  gasneti_get_am((void *)gasneti_value_bytes(&v, nbytes), node, src, nbytes, GASNETI_RMA_BLOCKING);
+  gasneti_get_at(loc, GASNETI_OP_GET_VAL, (void *)gasneti_value_bytes(&v, nbytes), node, src,
+                 nbytes, GASNETI_RMA_BLOCKING);
   return v;
 }
+static inline gasnet_register_value_t gasnet_get_val(gasnet_node_t node, void *src,
+                                                     size_t nbytes) {
+  return gasneti_get_val_at((const char *)0, node, src, nbytes);
+}
+#define gasnet_get_val(node, src, n) gasneti_get_val_at(GASNETI_SRCLOC, node, src, n)
 
 /* A value get from a supernode peer needs no state: its handle is the PSHM address with the
  * top bit set and the width in bits 56..62, and the load happens at sync (a get may complete
  * any time before its sync returns). Other value gets are library operations. */
-gasnet_valget_handle_t gasneti_get_nb_val(gasnet_node_t node, void *src, size_t nbytes);
-gasnet_register_value_t gasneti_wait_syncnb_valget(gasnet_valget_handle_t handle);
+gasnet_valget_handle_t gasneti_get_nb_val(const char *loc, gasnet_node_t node, void *src,
+                                          size_t nbytes);
+gasnet_register_value_t gasneti_wait_syncnb_valget(const char *loc, gasnet_valget_handle_t handle);
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
 #define GASNETI_VALGET_DIRECT ((uintptr_t)1 << 63)
 #define GASNETI_VALGET_ADDR_MASK (((uintptr_t)1 << 56) - 1)
-static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src,
-                                                       size_t nbytes) {
+static inline gasnet_valget_handle_t gasneti_get_nb_val_at(const char *loc, gasnet_node_t node,
+                                                           void *src, size_t nbytes) {
   GASNETI_RMA_CHECK("gasnet_get_nb_val", node, src, nbytes);
   uintptr_t direct = gasneti_pshm_direct[node];
   if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
@@ -389,22 +495,34 @@ static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void 
     if (__builtin_expect((p & ~GASNETI_VALGET_ADDR_MASK) == 0 && nbytes - 1 < 8, 1))
       return (gasnet_valget_handle_t)(GASNETI_VALGET_DIRECT | ((uintptr_t)nbytes << 56) | p);
   }
-  return gasneti_get_nb_val(node, src, nbytes);
+  return gasneti_get_nb_val(loc, node, src, nbytes);
 }
-static inline gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) {
+/* A rank that traces never makes direct value-get handles (every peer is far for it). */
+static inline gasnet_register_value_t gasneti_wait_syncnb_valget_at(const char *loc,
+                                                                    gasnet_valget_handle_t handle) {
   uintptr_t h = (uintptr_t)handle;
   if (__builtin_expect(h & GASNETI_VALGET_DIRECT, 1))
     return gasneti_load_value((const void *)(h & GASNETI_VALGET_ADDR_MASK), (h >> 56) & 0x7f);
-  return gasneti_wait_syncnb_valget(handle);
+  return gasneti_wait_syncnb_valget(loc, handle);
 }
 #else
-static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src,
-                                                       size_t nbytes) {
-  return gasneti_get_nb_val(node, src, nbytes);
+static inline gasnet_valget_handle_t gasneti_get_nb_val_at(const char *loc, gasnet_node_t node,
+                                                           void *src, size_t nbytes) {
+  return gasneti_get_nb_val(loc, node, src, nbytes);
 }
-static inline gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) {
-  return gasneti_wait_syncnb_valget(handle);
+static inline gasnet_register_value_t gasneti_wait_syncnb_valget_at(const char *loc,
+                                                                    gasnet_valget_handle_t handle) {
+  return gasneti_wait_syncnb_valget(loc, handle);
 }
 #endif
+static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src,
+                                                       size_t nbytes) {
+  return gasneti_get_nb_val_at((const char *)0, node, src, nbytes);
+}
+static inline gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) {
+  return gasneti_wait_syncnb_valget_at((const char *)0, handle);
+}
+#define gasnet_get_nb_val(node, src, n) gasneti_get_nb_val_at(GASNETI_SRCLOC, node, src, n)
+#define gasnet_wait_syncnb_valget(h) gasneti_wait_syncnb_valget_at(GASNETI_SRCLOC, h)
 
 #endif

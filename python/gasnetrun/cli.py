@@ -145,7 +145,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="record the connections a job uses into DIR (one connect file per "
                         "node), or replay them at the start of the next job (conduits that "
                         "connect on demand)")
-    p.add_argument("--json", action="store_true", help="--knobs, --info, --probe and -t as JSON")
+    p.add_argument("--stats", action="store_true",
+                   help="collect GASNet statistics and, after the job, print per-rank totals "
+                        "and the top peer pairs on stderr (with --json: as JSON)")
+    p.add_argument("--stats-dir", metavar="DIR",
+                   help="with --stats: where the ranks write their statistics (default: a "
+                        "temporary directory, removed unless -k; name one every host shares "
+                        "for a job on several hosts)")
+    p.add_argument("--json", action="store_true",
+                   help="--knobs, --info, --probe, -t and --stats as JSON")
     p.add_argument("--version", action="version", version=f"gasnetrun {VERSION}")
     p.add_argument("program", nargs="?", help="the GASNet program")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
@@ -334,11 +342,20 @@ def main(argv: list[str] | None = None) -> int:
               f"{'s' if len(problems) > 1 else ''} in its environment)", file=sys.stderr)
         return USAGE_ERROR
     env = {k: s.value for k, s in settings.items()}
+    if args.stats_dir and not args.stats:
+        return usage_error(parser, "--stats-dir is an option of --stats")
+    if args.stats:
+        if "GASNET_STATSFILE" in env:
+            return usage_error(parser, "--stats collects the statistics itself: unset "
+                                       f"GASNET_STATSFILE (set to {env['GASNET_STATSFILE']!r})")
+    # GASNET_SPAWN_VERBOSE=1 narrates the launch as -v does (GASNet's spawners' knob).
+    verbose = args.verbose or _native.check("GASNET_SPAWN_VERBOSE",
+                                            env.get("GASNET_SPAWN_VERBOSE") or "0") == "bool:1"
     notes = [f"spawner {spawner.name}: {why}"]
     if found_hosts:
         notes.insert(0, f"hosts from {found_hosts[1]}: {describe(found_hosts[0])}")
     plan = Plan(nranks=args.nranks, program=program, args=args.args, env=env, exported=exported,
-                hosts=shares, jobid=new_jobid(), verbose=args.verbose, keep=args.keep,
+                hosts=shares, jobid=new_jobid(), verbose=verbose, keep=args.keep,
                 tag_output=args.tag_output, env_only=args.env_only, notes=notes,
                 placed=bool(args.hosts or args.hostfile or args.nodes or args.ppn
                             or args.map_by == "cyclic"),
@@ -368,13 +385,13 @@ def main(argv: list[str] | None = None) -> int:
     # This host's needs are checked here; every other host's by its agent before any rank starts.
     local_shares = [h for h in plan.hosts if is_this_host(h.name)]
     needs = [shared_memory_need(h.name, len(h.ranks), env, memory) for h in local_shares]
-    if args.verbose or args.dry_run:
+    if verbose or args.dry_run:
         if ident and not args.json:
             say(f"{os.path.basename(program)}: {ident.describe()}")
         for note in plan.notes:
             say(note) if not args.json else None
     knob_lines = knobdocs.describe_settings(settings) + [n.describe() for n in needs]
-    if args.verbose and not args.dry_run:
+    if verbose and not args.dry_run:
         for line in knob_lines:
             print(f"gasnetrun: {line}", file=sys.stderr)
     # -t runs every check the real run does, so a dry run that passes is a job that starts.
@@ -397,11 +414,20 @@ def main(argv: list[str] | None = None) -> int:
                   "physical": n.memory.physical, "problem": n.problem} for n in needs])
         return 0
     workdir.remove_stale()
+    stats_run = None
+    if args.stats:  # made here, so that no earlier way out leaves the directory behind
+        from .statsreport import StatsRun
+        stats_run = StatsRun(args.stats_dir)
+        plan.env.update(stats_run.env())
     try:
         code = Job(plan, spawner).run()
     except SpawnError as err:
         say(f"error: {err}")
         code = 1
+    if stats_run is not None:
+        from .statsreport import report
+        report(stats_run, plan.nranks, args.json)
+        stats_run.cleanup(args.keep)
     if args.connect and args.connect[0] == "record" and ident:
         mod = conduits.module(ident.conduit)
         if mod is not None:

@@ -1,17 +1,15 @@
 """GASNET_* variables that GASNet-1's own documentation describes and this implementation does
-not read (tracing, statistics, debugging mallocs, freeze and backtrace, spawner internals,
+not read (debugging mallocs, freeze and backtrace, spawner internals,
 VIS and collectives tuning). A job that sets one runs, with a one-line warning that it has no
 effect here: scripts written for GASNet often carry them."""
 
 NOT_IMPLEMENTED = frozenset({
     "GASNET_BACKTRACE_TYPE", "GASNET_BACKTRACE_NODES", "GASNET_BACKTRACE_MT",
-    "GASNET_TRACEFILE", "GASNET_TRACEMASK", "GASNET_TRACELOCAL", "GASNET_TRACEFLUSH",
-    "GASNET_TRACENODES", "GASNET_STATSFILE", "GASNET_STATSMASK", "GASNET_STATSNODES",
     "GASNET_MALLOCFILE", "GASNET_MALLOC_INIT", "GASNET_MALLOC_CLOBBER", "GASNET_MALLOC_LEAKALL",
     "GASNET_MALLOC_SCANFREED", "GASNET_MALLOC_EXTRACHECK", "GASNET_TEST_POLITE_SYNC",
     "GASNET_DISABLE_ENVDECODE", "GASNET_DISABLE_ARGDECODE", "GASNET_QUIET",
     "GASNET_NODEMAP_EXACT", "GASNET_CSPAWN_CMD", "GASNET_ENVCMD",
-    "GASNET_SSH_KEEPDIR", "GASNET_MASTERIP", "GASNET_WORKERIP", "GASNET_SPAWN_VERBOSE",
+    "GASNET_SSH_KEEPDIR", "GASNET_MASTERIP", "GASNET_WORKERIP",
     "GASNET_PSHM_NETWORK_DEPTH", "GASNET_HOST_DETECT", "GASNET_COLL_ENABLE_SEARCH",
     "GASNET_VIS_AMPIPE", "GASNET_VIS_REMOTECONTIG",
 })

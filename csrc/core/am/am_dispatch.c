@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "am.h"
+#include "trace/trace.h"
 
 static gasneti_handler_fn handlers[256];
 GASNETI_TLS int gasneti_am_context;
@@ -124,6 +125,9 @@ void gasneti_am_deliver(gasneti_token_t *token, const gasneti_am_t *am) {
   if (GASNETI_UNLIKELY(am->nargs > 16))
     gasneti_fatalerror("AM from rank %d carries %d arguments (at most 16)", (int)token->src,
                        (int)am->nargs);
+  if (GASNETI_UNLIKELY(gasneti_trace_active) && am->handler >= GASNETI_HANDLER_FIRST_CLIENT)
+    gasneti_trace_am(NULL, token->is_request, am->category, token->src, am->handler, am->nargs,
+                     am->nbytes, true);
   int saved = gasneti_am_context;
   gasneti_am_context = token->is_request ? GASNETI_CTX_REQUEST : GASNETI_CTX_REPLY;
   call_handler(fn, (gasnet_token_t)token, am->category, buf, am->nbytes, am->nargs, am->args);

@@ -7,6 +7,7 @@
 #include "conduit.h"
 #include "pshm/queue.h"
 #include "am.h"
+#include "trace/trace.h"
 
 #if GASNETI_THREADS
 #include <pthread.h>
@@ -229,48 +230,96 @@ void gasneti_am_reply_stable(gasnet_token_t token, gasnet_handler_t handler, int
 }
 
 /* ---- the client's entry points (gasnet_am_macros.h) ---------------------------------------- */
-int gasneti_AMRequestShort(gasnet_node_t dest, gasnet_handler_t handler, int numargs,
-                           const gasnet_handlerarg_t *args) {
+/* loc: the client's "file:line" (the macros pass it) or NULL; recorded when the rank traces. */
+static inline gasnet_node_t reply_peer(gasnet_token_t token) {
+  return ((gasneti_token_t *)token)->src;
+}
+#define TRACE_AM(loc, request, kind, peer, handler, nargs, n)                                 \
+  do {                                                                                        \
+    if (GASNETI_UNLIKELY(gasneti_trace_active))                                               \
+      gasneti_trace_am(loc, request, kind, peer, handler, nargs, n, false);                    \
+  } while (0)
+
+int gasneti_AMRequestShort_at(const char *loc, gasnet_node_t dest, gasnet_handler_t handler,
+                              int numargs, const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMRequestShort", handler);
+  TRACE_AM(loc, true, GASNETI_AM_SHORT, dest, handler, numargs, 0);
   request(dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, numargs, args);
   return GASNET_OK;
 }
 
-int gasneti_AMRequestMedium(gasnet_node_t dest, gasnet_handler_t handler, void *source_addr,
-                            size_t nbytes, int numargs, const gasnet_handlerarg_t *args) {
+int gasneti_AMRequestMedium_at(const char *loc, gasnet_node_t dest, gasnet_handler_t handler,
+                               void *source_addr, size_t nbytes, int numargs,
+                               const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMRequestMedium", handler);
+  TRACE_AM(loc, true, GASNETI_AM_MEDIUM, dest, handler, numargs, nbytes);
   request(dest, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL, numargs, args);
   return GASNET_OK;
 }
 
-int gasneti_AMRequestLong(gasnet_node_t dest, gasnet_handler_t handler, void *source_addr,
-                          size_t nbytes, void *dest_addr, int numargs,
-                          const gasnet_handlerarg_t *args) {
+int gasneti_AMRequestLong_at(const char *loc, gasnet_node_t dest, gasnet_handler_t handler,
+                             void *source_addr, size_t nbytes, void *dest_addr, int numargs,
+                             const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMRequestLong", handler);
+  TRACE_AM(loc, true, GASNETI_AM_LONG, dest, handler, numargs, nbytes);
   request(dest, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr, numargs, args);
   return GASNET_OK;
 }
 
-int gasneti_AMReplyShort(gasnet_token_t token, gasnet_handler_t handler, int numargs,
-                         const gasnet_handlerarg_t *args) {
+int gasneti_AMReplyShort_at(const char *loc, gasnet_token_t token, gasnet_handler_t handler,
+                            int numargs, const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMReplyShort", handler);
+  TRACE_AM(loc, false, GASNETI_AM_SHORT, reply_peer(token), handler, numargs, 0);
   reply(token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, numargs, args);
   return GASNET_OK;
 }
 
-int gasneti_AMReplyMedium(gasnet_token_t token, gasnet_handler_t handler, void *source_addr,
-                          size_t nbytes, int numargs, const gasnet_handlerarg_t *args) {
+int gasneti_AMReplyMedium_at(const char *loc, gasnet_token_t token, gasnet_handler_t handler,
+                             void *source_addr, size_t nbytes, int numargs,
+                             const gasnet_handlerarg_t *args) {
   check_client_handler("gasnet_AMReplyMedium", handler);
+  TRACE_AM(loc, false, GASNETI_AM_MEDIUM, reply_peer(token), handler, numargs, nbytes);
   reply(token, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL, numargs, args);
   return GASNET_OK;
 }
 
+int gasneti_AMReplyLong_at(const char *loc, gasnet_token_t token, gasnet_handler_t handler,
+                           void *source_addr, size_t nbytes, void *dest_addr, int numargs,
+                           const gasnet_handlerarg_t *args) {
+  check_client_handler("gasnet_AMReplyLong", handler);
+  TRACE_AM(loc, false, GASNETI_AM_LONG, reply_peer(token), handler, numargs, nbytes);
+  reply(token, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr, numargs, args);
+  return GASNET_OK;
+}
+
+/* The forms without a source line (programs that call them directly). */
+int gasneti_AMRequestShort(gasnet_node_t dest, gasnet_handler_t handler, int numargs,
+                           const gasnet_handlerarg_t *args) {
+  return gasneti_AMRequestShort_at(NULL, dest, handler, numargs, args);
+}
+int gasneti_AMRequestMedium(gasnet_node_t dest, gasnet_handler_t handler, void *source_addr,
+                            size_t nbytes, int numargs, const gasnet_handlerarg_t *args) {
+  return gasneti_AMRequestMedium_at(NULL, dest, handler, source_addr, nbytes, numargs, args);
+}
+int gasneti_AMRequestLong(gasnet_node_t dest, gasnet_handler_t handler, void *source_addr,
+                          size_t nbytes, void *dest_addr, int numargs,
+                          const gasnet_handlerarg_t *args) {
+  return gasneti_AMRequestLong_at(NULL, dest, handler, source_addr, nbytes, dest_addr, numargs,
+                                  args);
+}
+int gasneti_AMReplyShort(gasnet_token_t token, gasnet_handler_t handler, int numargs,
+                         const gasnet_handlerarg_t *args) {
+  return gasneti_AMReplyShort_at(NULL, token, handler, numargs, args);
+}
+int gasneti_AMReplyMedium(gasnet_token_t token, gasnet_handler_t handler, void *source_addr,
+                          size_t nbytes, int numargs, const gasnet_handlerarg_t *args) {
+  return gasneti_AMReplyMedium_at(NULL, token, handler, source_addr, nbytes, numargs, args);
+}
 int gasneti_AMReplyLong(gasnet_token_t token, gasnet_handler_t handler, void *source_addr,
                         size_t nbytes, void *dest_addr, int numargs,
                         const gasnet_handlerarg_t *args) {
-  check_client_handler("gasnet_AMReplyLong", handler);
-  reply(token, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr, numargs, args);
-  return GASNET_OK;
+  return gasneti_AMReplyLong_at(NULL, token, handler, source_addr, nbytes, dest_addr, numargs,
+                                args);
 }
 
 /* The variadic forms' debug check (gasnet_am_macros.h): a count that disagrees with the

@@ -11,6 +11,7 @@
 #include "gasnet_internal.h"
 #include "knobs.h"
 #include "pshm/pshm.h"
+#include "trace/trace.h"
 #include "exit_internal.h"
 
 static atomic_int exiting;
@@ -66,6 +67,8 @@ void gasneti_exit_job(int code, bool abort) {
   /* A rank following another's exit (a client SIGQUIT handler calling gasnet_exit(4) after a
    * peer's gasnet_exit(3)) leaves with its own code but reports the job's: its report may
    * reach the supervisor before the first rank's does. */
+  /* A fatal error may have come from inside the trace's output: its statistics stay unwritten. */
+  if (!abort) gasneti_trace_finish(code, gasneti_exit_in_signal);
   int job_code = publish(code, gasneti_barrier_passed());
   if (gasneti_conduit_up) gasnetc_exit_notify(job_code);
   flush_output();
@@ -105,6 +108,7 @@ static void at_exit(int status, void *arg) {
   (void)arg;
   if (atomic_exchange(&exiting, 1)) return;
   this_thread_exiting = 1;
+  gasneti_trace_finish(status, false);
   int reported = status;
   if (status != 0) {
     reported = publish(status, gasneti_barrier_passed());

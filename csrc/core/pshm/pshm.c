@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include "queue.h"
+#include "trace/trace.h"
 
 gasneti_region_t **gasneti_regions;
 gasneti_region_t *gasneti_host_leader_region;
@@ -90,10 +91,13 @@ void gasneti_pshm_attach_segments(void) {
     gasneti_pshm_offset[peer] = (uintptr_t)local - (uintptr_t)gasneti_seginfo[peer].addr;
   }
   /* The inline paths go direct from now on: to this rank's own segment and to every mapped
-   * peer's (a peer without a segment stays far: its AM path reports the bad address). */
+   * peer's (a peer without a segment stays far: its AM path reports the bad address).
+   * A rank that traces or counts keeps them far, so that every transfer reaches the library
+   * (csrc/core/trace), which goes direct through gasneti_trace_direct. */
+  uintptr_t *direct = gasneti_trace_active ? gasneti_trace_direct : gasneti_pshm_direct;
   for (int i = 0; i < gasneti_snode_size; i++) {
     gasnet_node_t peer = gasneti_snode_peers[i];
     if (peer == gasneti_mynode || gasneti_seginfo[peer].size != 0)
-      gasneti_pshm_direct[peer] = gasneti_pshm_offset[peer];
+      direct[peer] = gasneti_pshm_offset[peer];
   }
 }

@@ -1,6 +1,7 @@
 /* rma.c: operation handles, implicit-operation counters, access regions, value gets, and the
  * synchronization calls of the extended API; plus the debug check of remote addresses. */
 #include "rma.h"
+#include "trace/trace.h"
 
 #include "pshm/pshm.h"
 
@@ -107,11 +108,15 @@ static void try_poll(void) {
 
 /* ---- explicit handles ------------------------------------------------------------------ */
 /* The inline parts (gasnet_extended.h) have already let GASNET_INVALID_HANDLE through. */
-void gasneti_wait_syncnb(gasnet_handle_t h) {
-  if (h == GASNET_INVALID_HANDLE) return;
-  gasneti_op_check_live(h, "gasnet_wait_syncnb");
-  gasneti_wait_counter(&h->pending);
-  gasneti_op_put(h);
+/* A rank that traces reaches these also with GASNET_INVALID_HANDLE (every sync is recorded). */
+void gasneti_wait_syncnb(const char *loc, gasnet_handle_t h) {
+  double start = gasneti_trace_active ? gasneti_trace_now() : 0;
+  if (h != GASNET_INVALID_HANDLE) {
+    gasneti_op_check_live(h, "gasnet_wait_syncnb");
+    gasneti_wait_counter(&h->pending);
+    gasneti_op_put(h);
+  }
+  if (GASNETI_UNLIKELY(gasneti_trace_active)) gasneti_trace_sync(loc, "WAIT_SYNCNB", start, -1);
 }
 
 static int try_syncnb(gasnet_handle_t h, int poll, const char *what) {
@@ -122,7 +127,13 @@ static int try_syncnb(gasnet_handle_t h, int poll, const char *what) {
   gasneti_op_put(h);
   return GASNET_OK;
 }
-int gasneti_try_syncnb(gasnet_handle_t h) { return try_syncnb(h, 1, "gasnet_try_syncnb"); }
+int gasneti_try_syncnb(const char *loc, gasnet_handle_t h) {
+  double start = gasneti_trace_active ? gasneti_trace_now() : 0;
+  int rc = try_syncnb(h, 1, "gasnet_try_syncnb");
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_sync(loc, "TRY_SYNCNB", start, rc == GASNET_OK);
+  return rc;
+}
 /* GASNet 1.x's _nopoll forms (for runtimes that poll on their own schedule, such as a CAF
  * runtime's): the same check without serving the network. */
 int gasneti_try_syncnb_nopoll(gasnet_handle_t h) {
@@ -148,17 +159,27 @@ static size_t retire_completed(gasnet_handle_t *h, size_t n, size_t *retired) {
   return pending;
 }
 
-void gasneti_wait_syncnb_all(gasnet_handle_t *h, size_t n) {
+void gasneti_wait_syncnb_all(const char *loc, gasnet_handle_t *h, size_t n) {
+  double start = gasneti_trace_active ? gasneti_trace_now() : 0;
   for (size_t i = 0; i < n; i++) {
-    gasnet_wait_syncnb(h[i]);
+    if (h[i] != GASNET_INVALID_HANDLE) {
+      gasneti_op_check_live(h[i], "gasnet_wait_syncnb_all");
+      gasneti_wait_counter(&h[i]->pending);
+      gasneti_op_put(h[i]);
+    }
     h[i] = GASNET_INVALID_HANDLE;
   }
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_sync(loc, "WAIT_SYNCNB_ALL", start, -1);
 }
 
 /* Returns once at least one valid handle completed, or at once when none is pending. */
 void gasnet_wait_syncnb_some(gasnet_handle_t *h, size_t n) {
+  double start = gasneti_trace_active ? gasneti_trace_now() : 0;
   size_t retired;
   while (retire_completed(h, n, &retired) && !retired) gasneti_wait_step();
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_sync(NULL, "WAIT_SYNCNB_SOME", start, -1);
 }
 
 int gasnet_try_syncnb_all_nopoll(gasnet_handle_t *h, size_t n) {
@@ -172,34 +193,60 @@ int gasnet_try_syncnb_some_nopoll(gasnet_handle_t *h, size_t n) {
   return (retired || pending == 0) ? GASNET_OK : GASNET_ERR_NOT_READY;
 }
 
+static int traced_try(const char *name, double start, int rc) {
+  if (GASNETI_UNLIKELY(gasneti_trace_active)) gasneti_trace_sync(NULL, name, start, rc == GASNET_OK);
+  return rc;
+}
+#define TRACE_START (gasneti_trace_active ? gasneti_trace_now() : 0)
+
 int gasnet_try_syncnb_all(gasnet_handle_t *h, size_t n) {
+  double start = TRACE_START;
   try_poll();
-  return gasnet_try_syncnb_all_nopoll(h, n);
+  return traced_try("TRY_SYNCNB_ALL", start, gasnet_try_syncnb_all_nopoll(h, n));
 }
 
 int gasnet_try_syncnb_some(gasnet_handle_t *h, size_t n) {
+  double start = TRACE_START;
   try_poll();
-  return gasnet_try_syncnb_some_nopoll(h, n);
+  return traced_try("TRY_SYNCNB_SOME", start, gasnet_try_syncnb_some_nopoll(h, n));
 }
 
 /* ---- implicit handles and access regions ------------------------------------------------ */
-void gasneti_wait_nbi_counter(int64_t *counter) {
-  gasneti_wait_counter((_Atomic int64_t *)counter);
+/* which: 'P', 'G', or 'A' (both counters; counter is NULL then). */
+void gasneti_wait_nbi_counter(const char *loc, int which, int64_t *counter) {
+  double start = TRACE_START;
+  if (which == 'A') {
+    gasneti_wait_counter(GASNETI_NBI_PUTS);
+    gasneti_wait_counter(GASNETI_NBI_GETS);
+  } else {
+    gasneti_wait_counter((_Atomic int64_t *)counter);
+  }
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_sync(loc, which == 'P'   ? "WAIT_SYNCNBI_PUTS"
+                            : which == 'G' ? "WAIT_SYNCNBI_GETS"
+                                           : "WAIT_SYNCNBI_ALL",
+                       start, -1);
 }
 
 int gasnet_try_syncnbi_puts(void) {
+  double start = TRACE_START;
   try_poll();
-  return counter_done(GASNETI_NBI_PUTS) ? GASNET_OK : GASNET_ERR_NOT_READY;
+  return traced_try("TRY_SYNCNBI_PUTS", start,
+                    counter_done(GASNETI_NBI_PUTS) ? GASNET_OK : GASNET_ERR_NOT_READY);
 }
 int gasnet_try_syncnbi_gets(void) {
+  double start = TRACE_START;
   try_poll();
-  return counter_done(GASNETI_NBI_GETS) ? GASNET_OK : GASNET_ERR_NOT_READY;
+  return traced_try("TRY_SYNCNBI_GETS", start,
+                    counter_done(GASNETI_NBI_GETS) ? GASNET_OK : GASNET_ERR_NOT_READY);
 }
 int gasnet_try_syncnbi_all(void) {
+  double start = TRACE_START;
   try_poll();
-  return counter_done(GASNETI_NBI_PUTS) && counter_done(GASNETI_NBI_GETS)
-             ? GASNET_OK
-             : GASNET_ERR_NOT_READY;
+  return traced_try("TRY_SYNCNBI_ALL", start,
+                    counter_done(GASNETI_NBI_PUTS) && counter_done(GASNETI_NBI_GETS)
+                        ? GASNET_OK
+                        : GASNET_ERR_NOT_READY);
 }
 
 void gasnet_begin_nbi_accessregion(void) {
@@ -222,11 +269,15 @@ gasnet_handle_t gasnet_end_nbi_accessregion(void) {
 
 /* ---- value gets ------------------------------------------------------------------------- */
 /* What the inline part leaves: AM-path value gets (and direct ones it cannot encode). */
-gasnet_valget_handle_t gasneti_get_nb_val(gasnet_node_t node, void *src, size_t nbytes) {
+gasnet_valget_handle_t gasneti_get_nb_val(const char *loc, gasnet_node_t node, void *src,
+                                          size_t nbytes) {
   GASNETI_RMA_CHECK("gasnet_get_nb_val", node, src, nbytes);
   gasneti_op_t *op = gasneti_op_get();
-  if (gasneti_pshm_reach[node]) {
-    op->value = gasnet_get_val(node, src, nbytes);
+  if (GASNETI_UNLIKELY(gasneti_trace_active)) gasneti_trace_rma(loc, GASNETI_OP_GET_NB_VAL, node, nbytes, -1);
+  /* Direct where the inline path would have been (a rank that traces keeps that apart). */
+  uintptr_t direct = gasneti_trace_active ? gasneti_trace_direct[node] : gasneti_pshm_direct[node];
+  if (direct != GASNETI_PSHM_FAR) {
+    op->value = gasneti_load_value(gasneti_direct_addr(direct, src), nbytes);
   } else {
     /* The value lands in op->value's low-order bytes; completion counts on op->pending. */
     gasneti_get_am_counted((void *)gasneti_value_bytes(&op->value, nbytes), node, src, nbytes,
@@ -235,11 +286,14 @@ gasnet_valget_handle_t gasneti_get_nb_val(gasnet_node_t node, void *src, size_t 
   return (gasnet_valget_handle_t)op;
 }
 
-gasnet_register_value_t gasneti_wait_syncnb_valget(gasnet_valget_handle_t handle) {
+gasnet_register_value_t gasneti_wait_syncnb_valget(const char *loc, gasnet_valget_handle_t handle) {
+  double start = TRACE_START;
   gasneti_op_t *op = &handle->op;
   gasneti_op_check_live(op, "gasnet_wait_syncnb_valget");
   gasneti_wait_counter(&op->pending);
   gasnet_register_value_t v = op->value;
   gasneti_op_put(op);
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_sync(loc, "WAIT_SYNCNB_VALGET", start, -1);
   return v;
 }

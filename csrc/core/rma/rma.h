@@ -50,6 +50,12 @@ void gasneti_wait_counter(_Atomic int64_t *counter);
 
 void gasneti_rma_am_init(void);
 
+/* The network path of the extended API (AMs, or RDMA where the conduit has it). */
+gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, size_t n, int kind,
+                               int bulk);
+gasnet_handle_t gasneti_get_am(void *dest, gasnet_node_t node, const void *src, size_t n, int kind);
+gasnet_handle_t gasneti_memset_am(gasnet_node_t node, void *dest, int val, size_t n, int kind);
+
 /* Where the completions of one operation are counted, by kind (GASNETI_RMA_*): a blocking
  * operation on the caller's stack, nb on a new handle, nbi on the thread's counters or open
  * access region. Every AM is added before it is sent, so a fast reply cannot underflow. */

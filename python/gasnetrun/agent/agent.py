@@ -113,6 +113,7 @@ class Agent:
                                       self.spec.rank_env(rank, self.hub.address), stdin,
                                       self.spec.pipe_output)
                     self.procs[rank] = proc
+                    self.log(f"rank {rank} started (pid {proc.pid}, host {self.spec.host})")
                     self.loop.add_reader(proc.pidfd, partial(self._on_end, proc))
                     for stream, fd in proc.pipes.items():
                         self.loop.add_reader(fd, partial(self._on_output, proc, stream, fd))

@@ -123,6 +123,8 @@ class TreeNode:
                     self.checked.add(c)
                     continue
                 self.procs[c] = proc
+                self.log(f"agent for host {node.host} started (pid {proc.pid} here; its "
+                         f"{len(node.ranks)} rank(s) start once every host is checked)")
                 pidfd = os.pidfd_open(proc.pid)
                 self.loop.add_reader(pidfd, partial(self._agent_ended, c, pidfd))
             self._deadline = self.loop.call_later(START_DEADLINE, self._start_deadline)

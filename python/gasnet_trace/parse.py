@@ -1,0 +1,124 @@
+"""Reading trace files: GASNet's line form `rank time s> [file:line] (category) message`, the
+`%` patterns of GASNET_TRACEFILE, and what each event says of its peer, size and duration."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LINE = re.compile(r"^(\d+) (-?\d+\.\d+)s> (?:\[([^\]]*)\] )?\((\w)\) (\w+):?(.*)$")
+RMA = re.compile(r"^ (\d+) bytes (to|from|at) (\d+)")
+AM = re.compile(r"^ (to|from) (\d+), handler (\d+), (\d+) args, (\d+) bytes")
+DURATION = re.compile(r"\((\d+(?:\.\d+)?)us\)$")
+PEER_STATS = re.compile(r"^ (\d+): (\d+) msgs, (\d+) bytes$")
+STAT = re.compile(r"^\s+(\d+) evnts(?:, total=(\d+(?:\.\d+)?)(us| sz))?")
+
+
+class TraceError(Exception):
+    """A file that is missing or not a trace: the message names it."""
+
+
+@dataclass(frozen=True)
+class Event:
+    rank: int
+    time: float            # seconds since the job's time 0 (gasnet_init's bootstrap exchange)
+    loc: str | None        # the client's file:line
+    category: str          # GASNet's letter
+    name: str              # PUT_NB, AMREQUEST_SHORT, BARRIER_WAIT, ...
+    text: str              # the rest of the message
+    peer: int | None       # the other rank of a transfer or AM
+    nbytes: int
+    duration: float | None  # seconds, for calls that waited
+    sent: bool              # this rank started it (a transfer, or an AM it sent)
+
+
+@dataclass(frozen=True)
+class PeerTotal:
+    """A `PEER` line of a rank's statistics: what it sent to one peer."""
+    rank: int
+    peer: int
+    msgs: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class StatTotal:
+    """A line of a rank's statistics: how often an event happened, and its total (bytes, or
+    seconds for waits; 0 for plain counts and try forms)."""
+    rank: int
+    category: str
+    name: str
+    count: int
+    total: float
+
+
+@dataclass
+class Trace:
+    events: list[Event]
+    peer_totals: list[PeerTotal]
+    files: list[Path]
+    stats: list[StatTotal] = field(default_factory=list)
+
+
+def expand(patterns: list[str]) -> list[Path]:
+    """Files named, with a GASNET_TRACEFILE `%` standing for any rank number."""
+    out: list[Path] = []
+    for pattern in patterns:
+        if "%" not in pattern:
+            path = Path(pattern)
+            if not path.is_file():
+                raise TraceError(f"{pattern}: no such file")
+            out.append(path)
+            continue
+        folder = Path(pattern).parent
+        name = re.compile(re.escape(Path(pattern).name).replace("%", r"\d+") + "$")
+        found = sorted((p for p in folder.iterdir() if name.match(p.name)) if folder.is_dir()
+                       else [], key=lambda p: [int(d) for d in re.findall(r"\d+", p.name)])
+        if not found:
+            raise TraceError(f"{pattern}: no file matches ('%' stands for a rank number)")
+        out.extend(found)
+    return out
+
+
+def parse_event(m: re.Match[str]) -> Event:
+    rank, time, loc, category, name, text = (int(m[1]), float(m[2]), m[3], m[4], m[5], m[6])
+    peer, nbytes, sent = None, 0, False
+    if (r := RMA.match(text)):
+        nbytes, peer, sent = int(r[1]), int(r[3]), True
+    elif (a := AM.match(text)):
+        peer, nbytes, sent = int(a[2]), int(a[5]), a[1] == "to"
+    d = DURATION.search(text)
+    return Event(rank, time, loc, category, name, text.strip(), peer, nbytes,
+                 float(d[1]) * 1e-6 if d else None, sent)
+
+
+def load(patterns: list[str]) -> Trace:
+    files = expand(patterns)
+    trace = Trace([], [], files)
+    for path in files:
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError as err:
+            raise TraceError(f"{path}: {err.strerror}") from None
+        in_stats: set[int] = set()  # ranks whose statistics have begun in this file
+        matched = 0
+        for text in lines:
+            m = LINE.match(text)
+            if not m:
+                continue  # a program's own output, when the trace went to stdout
+            matched += 1
+            rank = int(m[1])
+            if m[4] == "I" and m[5] == "STATS":
+                in_stats.add(rank)
+            elif m[4] == "I" and m[5] == "PEER" and (p := PEER_STATS.match(m[6])):
+                trace.peer_totals.append(PeerTotal(rank, int(p[1]), int(p[2]), int(p[3])))
+            elif rank not in in_stats:
+                trace.events.append(parse_event(m))
+            elif (st := STAT.match(m[6])):
+                total = float(st[2] or 0) * (1e-6 if st[3] == "us" else 1)
+                trace.stats.append(StatTotal(rank, m[4], m[5], int(st[1]), total))
+        if not matched:
+            raise TraceError(f"{path}: not a GASNet trace (no line of the form "
+                             "'rank time s> [file:line] (category) message')")
+    trace.events.sort(key=lambda e: (e.time, e.rank))
+    return trace

@@ -1,0 +1,116 @@
+"""gasnetrun --stats: the job runs with GASNET_STATSFILE pointing into a directory of
+gasnetrun's; after it ends, the ranks' statistics are read back (with gasnet-trace's parser,
+installed beside this package) and shown as per-rank totals and the busiest peer pairs."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+TOP_PAIRS = 10
+# GASNet's names of what a rank starts: transfers (puts, gets, memsets) and AMs it sends.
+PUTS = ("PUT", "MEMSET")
+GETS = ("GET",)
+AMS = ("AMREQUEST_", "AMREPLY_")
+
+
+class StatsRun:
+    """The directory the ranks write into, and the environment that makes them."""
+
+    def __init__(self, directory: str | None) -> None:
+        self.owned = directory is None
+        self.directory = directory or tempfile.mkdtemp(prefix="gasnet-stats-")
+        os.makedirs(self.directory, exist_ok=True)
+        self.pattern = os.path.join(self.directory, "stats-%")
+
+    def env(self) -> dict[str, str]:
+        return {"GASNET_STATSFILE": self.pattern}
+
+    def cleanup(self, keep: bool) -> None:
+        if self.owned and not keep:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _kind(name: str) -> str | None:
+    if name.endswith("_HANDLER"):
+        return None  # run here for another rank: not what this rank sent
+    if name.startswith(AMS):
+        return "am"
+    if name.startswith(PUTS):
+        return "put"
+    if name.startswith(GETS):
+        return "get"
+    return None
+
+
+def collect(run: StatsRun, nranks: int) -> dict[str, Any]:
+    from gasnet_trace.parse import TraceError, load  # installed beside gasnetrun
+    try:
+        trace = load([run.pattern])
+    except TraceError:
+        return {"ranks": [], "pairs": [], "missing": list(range(nranks))}
+    ranks: dict[int, dict[str, Any]] = {}
+    for st in trace.stats:
+        row = ranks.setdefault(st.rank, {"rank": st.rank, "puts": 0, "put_bytes": 0, "gets": 0,
+                                         "get_bytes": 0, "ams": 0, "am_bytes": 0,
+                                         "barrier_wait_us": 0.0, "sync_wait_us": 0.0})
+        kind = _kind(st.name)
+        if kind:
+            row[f"{kind}s"] += st.count
+            row[f"{kind}_bytes"] += int(st.total)
+        elif st.name == "BARRIER_WAIT":
+            row["barrier_wait_us"] += st.total * 1e6
+        elif st.name.startswith("WAIT_SYNC"):
+            row["sync_wait_us"] += st.total * 1e6
+    for p in trace.peer_totals:  # ranks that sent nothing still have a row
+        ranks.setdefault(p.rank, {"rank": p.rank, "puts": 0, "put_bytes": 0, "gets": 0,
+                                  "get_bytes": 0, "ams": 0, "am_bytes": 0,
+                                  "barrier_wait_us": 0.0, "sync_wait_us": 0.0})
+    sent: dict[int, tuple[int, int]] = {}
+    for p in trace.peer_totals:
+        m, b = sent.get(p.rank, (0, 0))
+        sent[p.rank] = (m + p.msgs, b + p.nbytes)
+    for rank, row in ranks.items():
+        row["msgs"], row["bytes"] = sent.get(rank, (0, 0))
+        row["barrier_wait_us"] = round(row["barrier_wait_us"], 3)
+        row["sync_wait_us"] = round(row["sync_wait_us"], 3)
+    pairs = sorted(({"from": p.rank, "to": p.peer, "msgs": p.msgs, "bytes": p.nbytes}
+                    for p in trace.peer_totals),
+                   key=lambda d: (-d["bytes"], -d["msgs"], d["from"], d["to"]))[:TOP_PAIRS]
+    return {"ranks": [ranks[r] for r in sorted(ranks)], "pairs": pairs,
+            "missing": [r for r in range(nranks) if r not in ranks]}
+
+
+def report(run: StatsRun, nranks: int, as_json: bool) -> None:
+    """Written to stderr: the program's own output keeps stdout."""
+    doc = collect(run, nranks)
+    if as_json:
+        print(json.dumps(doc, indent=1), file=sys.stderr)
+        return
+    # Wide enough for every column also when stderr is a file or a pipe.
+    console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 132)
+    table = Table(title="GASNet statistics per rank (what each rank started)")
+    for column in ("rank", "msgs", "bytes", "puts", "put bytes", "gets", "get bytes", "AMs",
+                   "AM bytes", "barrier wait (us)", "sync wait (us)"):
+        table.add_column(column, justify="right")
+    for r in doc["ranks"]:
+        table.add_row(*(str(r[k]) for k in ("rank", "msgs", "bytes", "puts", "put_bytes",
+                                            "gets", "get_bytes", "ams", "am_bytes")),
+                      f"{r['barrier_wait_us']:.1f}", f"{r['sync_wait_us']:.1f}")
+    console.print(table)
+    pairs = Table(title=f"Top {TOP_PAIRS} peer pairs by bytes")
+    for column in ("from", "to", "msgs", "bytes"):
+        pairs.add_column(column, justify="right")
+    for p in doc["pairs"]:
+        pairs.add_row(str(p["from"]), str(p["to"]), str(p["msgs"]), str(p["bytes"]))
+    console.print(pairs)
+    if doc["missing"]:
+        shown = ",".join(map(str, doc["missing"][:16])) + ("..." if len(doc["missing"]) > 16 else "")
+        console.print(f"gasnetrun: no statistics from rank(s) {shown} (ranks on other hosts write "
+                      f"theirs on their host: --stats-dir a directory every host shares)")

@@ -1,0 +1,135 @@
+"""gasnet-trace on the trace files of a job whose traffic is known (tests/c/trace_test.c, as in
+test_tracing.py): the summaries by operation, source line and peer pair, the filters and
+orders, the Perfetto timeline (trace-event JSON: a track per rank, one event per traced call)
+and the heatmap; bad input refused with a clear message."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Build, built, job_env
+from test_tracing import NRANKS, expected_counts, events, source_lines
+
+
+@pytest.fixture(scope="module", params=[("smp", None), ("udp", "1")], ids=["smp", "udp-network"])
+def traced(request, tmp_path_factory) -> tuple[Build, Path, dict[str, int], bool]:
+    """One traced job per module and target: (build, folder of trace-<rank>, source lines,
+    whether the peers were local)."""
+    conduit, maxsize = request.param
+    build = built("opt", conduit)
+    folder = tmp_path_factory.mktemp(f"trace-{conduit}")
+    env = {"GASNET_TRACEFILE": str(folder / "trace-%")}
+    if maxsize:
+        env["GASNET_SUPERNODE_MAXSIZE"] = maxsize
+    result = build.job(NRANKS, "trace_test", env=env)
+    assert result.returncode == 0, result.describe()
+    return build, folder, source_lines(result.stdout), maxsize is None
+
+
+def gasnet_trace(build: Build, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(build.path / "bin" / "gasnet-trace"), *args], env=job_env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+def summary(build: Build, folder: Path, *args: str) -> dict[str, dict[str, object]]:
+    proc = gasnet_trace(build, str(folder / "trace-%"), "--json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return {row["key"]: row for row in json.loads(proc.stdout)["rows"]}
+
+
+def test_summary_by_operation_counts_every_rank(traced):
+    build, folder, _, local = traced
+    rows = summary(build, folder, "--by", "op")
+    got = {k: r["count"] for k, r in rows.items() if k != "EXIT"}
+    assert got == {k: NRANKS * n for k, n in expected_counts(local).items()}
+    sfx = "_LOCAL" if local else ""
+    assert rows[f"PUT{sfx}"]["bytes"] == NRANKS * 24
+    assert rows["AMREQUEST_MEDIUM"]["bytes"] == NRANKS * 100
+    assert rows[f"PUT{sfx}"]["ranks"] == list(range(NRANKS))
+
+
+def test_summary_by_peer_pair_and_by_source_line(traced):
+    build, folder, where, _ = traced
+    rows = summary(build, folder, "--by", "peer", "--sort", "key")
+    want = {}
+    for r in range(NRANKS):
+        want[f"{r} -> {(r + 1) % NRANKS}"] = (14, 268)
+        want[f"{r} -> {(r - 1) % NRANKS}"] = (4, 0)
+    assert {k: (v["count"], v["bytes"]) for k, v in rows.items()} == want
+    assert list(rows) == sorted(rows, key=lambda k: [int(t) for t in re.findall(r"\d+", k)])
+    lines = summary(build, folder, "--by", "line")
+    assert lines[f"tests/c/trace_test.c:{where['put']}"]["count"] == 3 * NRANKS
+    assert lines[f"tests/c/trace_test.c:{where['am_request_short']}"]["count"] == 4 * NRANKS
+
+
+def test_filters_and_orders(traced):
+    build, folder, _, local = traced
+    rows = summary(build, folder, "--rank", "1", "--category", "P", "--op", "^PUT_NB")
+    sfx = "_LOCAL" if local else ""
+    assert {k: r["count"] for k, r in rows.items()} == {f"PUT_NB{sfx}": 2, f"PUT_NBI{sfx}": 1}
+    assert all(r["ranks"] == [1] for r in rows.values())
+    by_bytes = list(summary(build, folder, "--sort", "bytes", "--top", "2"))
+    assert by_bytes == ["AMREQUEST_MEDIUM", "AMREQUEST_MEDIUM_HANDLER"]
+    table = gasnet_trace(build, str(folder / "trace-%"), "--by", "peer")
+    assert table.returncode == 0 and "0 -> 1" in table.stdout and "rank -> peer" in table.stdout
+
+
+def test_timeline_is_trace_event_json_with_a_track_per_rank(traced, tmp_path):
+    build, folder, _, _ = traced
+    out = tmp_path / "timeline.json"
+    proc = gasnet_trace(build, str(folder / "trace-%"), "--timeline", str(out))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    evs = doc["traceEvents"]
+    tracks = {e["pid"]: e["args"]["name"] for e in evs
+              if e["ph"] == "M" and e["name"] == "process_name"}
+    assert tracks == {r: f"rank {r}" for r in range(NRANKS)}
+    for rank in range(NRANKS):
+        lines = events(folder / f"trace-{rank}")
+        lines = lines[:[e[4] for e in lines].index("STATS")]  # the statistics follow the trace
+        mine = [e for e in evs if e["pid"] == rank and e["ph"] != "M"]
+        assert len(mine) == len([e for e in lines if e[3] != "I"]) > 0
+    assert {e["ph"] for e in evs} == {"M", "X", "i"}
+    for e in evs:
+        if e["ph"] == "X":
+            assert e["dur"] >= 0 and e["ts"] >= 0
+    waits = [e for e in evs if e["name"] == "BARRIER_WAIT"]
+    assert len(waits) == 2 * NRANKS and all(e["ph"] == "X" for e in waits)
+
+
+def test_heatmap_draws_the_rank_pairs(traced, tmp_path):
+    build, folder, _, _ = traced
+    out = tmp_path / "heat.png"
+    proc = gasnet_trace(build, str(folder / "trace-%"), "--heatmap", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    sys.path.insert(0, str(build.path / "python"))
+    from gasnet_trace.heatmap import matrices
+    from gasnet_trace.parse import load
+    ranks, nbytes, msgs = matrices(load([str(folder / "trace-%")]))
+    assert ranks == NRANKS
+    for r in range(NRANKS):
+        assert nbytes[r][(r + 1) % NRANKS] == 268 and msgs[r][(r + 1) % NRANKS] == 14
+        assert msgs[r][(r - 1) % NRANKS] == 4 and msgs[r][r] == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["{dir}/nothing-%"], "nothing-%: no file matches ('%' stands for a rank number)"),
+    (["{dir}/missing"], "missing: no such file"),
+    (["{dir}/notes.txt"], "notes.txt: not a GASNet trace"),
+    (["{dir}/trace-%", "--rank", "2-1"], "--rank '2-1': expected ranks and ranges"),
+    (["{dir}/trace-%", "--category", "Q"], "--category 'Q': expected GASNet's category letters"),
+    (["{dir}/trace-%", "--op", "("], "--op '(': not a regular expression"),
+    (["{dir}/trace-%", "--top", "0"], "--top 0: expected a positive number of rows"),
+])
+def test_bad_input_is_refused_clearly(traced, args, message):
+    build, folder, _, _ = traced
+    (folder / "notes.txt").write_text("just some text\n")
+    proc = gasnet_trace(build, *[a.format(dir=folder) for a in args])
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,236 @@
+"""GASNet's tracing and statistics (docs/tracing.md): a program whose traffic is known
+(tests/c/trace_test.c) traced and counted on every conduit, over shared memory and (with
+GASNET_SUPERNODE_MAXSIZE=1) over the network; the knobs' forms (`%`, rank lists, masks,
+TRACELOCAL, stdout); bad values and unwritable files refused with a clear message."""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import Build, built
+
+ROOT = Path(__file__).resolve().parent.parent
+LINE = re.compile(r"^(\d+) (\d+\.\d+)s> (?:\[([^\]]*)\] )?\((\w)\) (\w+)(.*)$")
+NRANKS = 3
+
+
+def events(path: Path) -> list[tuple[int, float, str | None, str, str, str]]:
+    """(rank, time, file:line, category, name, rest) of every line of a trace file."""
+    out = []
+    for text in path.read_text().splitlines():
+        m = LINE.match(text)
+        assert m, f"{path}: not a trace line: {text!r}"
+        out.append((int(m[1]), float(m[2]), m[3], m[4], m[5].rstrip(":"), m[6]))
+    return out
+
+
+def expected_counts(local: bool) -> dict[str, int]:
+    """Per rank, what trace_test does (its header comment)."""
+    sfx = "_LOCAL" if local else ""
+    return {f"PUT{sfx}": 3, f"PUT_NB{sfx}": 2, f"PUT_NBI{sfx}": 1, f"GET{sfx}": 2,
+            f"GET_NB_BULK{sfx}": 1, "WAIT_SYNCNB": 3, "WAIT_SYNCNBI_PUTS": 1,
+            "AMREQUEST_SHORT": 4, "AMREPLY_SHORT": 4, "AMREQUEST_MEDIUM": 1,
+            "AMREQUEST_SHORT_HANDLER": 4, "AMREPLY_SHORT_HANDLER": 4,
+            "AMREQUEST_MEDIUM_HANDLER": 1, "BARRIER_NOTIFY": 2, "BARRIER_WAIT": 2}
+
+
+def source_lines(stdout: str) -> dict[str, int]:
+    """The program's own report of where its calls are (rank 0: "line <what> <n>")."""
+    return {m[1]: int(m[2]) for m in re.finditer(r"^line (\w+) (\d+)$", stdout, re.M)}
+
+
+def check_job(build: Build, tmp_path: Path, env: dict[str, str], local: bool) -> None:
+    trace, stats = tmp_path / "trace-%", tmp_path / "stats-%"
+    result = build.job(NRANKS, "trace_test", env={**env, "GASNET_TRACEFILE": str(trace),
+                                                  "GASNET_STATSFILE": str(stats)})
+    assert result.returncode == 0, result.describe()
+    where = source_lines(result.stdout)
+    want = expected_counts(local)
+    for rank in range(NRANKS):
+        evs = events(tmp_path / f"trace-{rank}")
+        assert {e[0] for e in evs} == {rank}
+        counts = Counter(e[4] for e in evs if e[3] in "PGSAB")
+        assert counts == want, f"rank {rank}"
+        # The client's file and line on every call it made (handlers run with none).
+        puts = [e for e in evs if e[4] == f"PUT{'_LOCAL' if local else ''}"]
+        assert {e[2] for e in puts} == {f"tests/c/trace_test.c:{where['put']}"}
+        assert all(e[2] for e in evs if e[3] in "PGSB")
+        assert {e[2] for e in evs if e[4] == "AMREQUEST_SHORT"} == \
+            {f"tests/c/trace_test.c:{where['am_request_short']}"}
+        assert {e[2] for e in evs if e[4] == "WAIT_SYNCNBI_PUTS"} == \
+            {f"tests/c/trace_test.c:{where['wait_syncnbi_puts']}"}
+        right, left = (rank + 1) % NRANKS, (rank - 1) % NRANKS
+        assert all(f"to {right}" in e[5] for e in evs if e[4].startswith("PUT"))
+        assert all(f"from {left}" in e[5] for e in evs if e[4] == "AMREQUEST_SHORT_HANDLER")
+        # Statistics: the same counts, sizes and the traffic per peer.
+        st = {e[4]: e[5] for e in events(tmp_path / f"stats-{rank}")}
+        for name, n in want.items():
+            assert re.match(rf"\s+{n} evnts", st[name]), (name, st[name])
+        sfx = "_LOCAL" if local else ""
+        assert "total=24 sz, min=8 sz, max=8 sz, avg=8.0 sz" in st[f"PUT{sfx}"]
+        assert "total=100 sz" in st["AMREQUEST_MEDIUM"]
+        peers = {int(m[1]): (int(m[2]), int(m[3])) for m in re.finditer(
+            r"PEER (\d+): (\d+) msgs, (\d+) bytes", (tmp_path / f"stats-{rank}").read_text())}
+        assert peers == {right: (14, 268), left: (4, 0)}
+
+
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "network"])
+def test_trace_and_stats_of_known_traffic(build, tmp_path, maxsize):
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else {}
+    check_job(build, tmp_path, env, local=maxsize is None)
+
+
+def test_trace_and_stats_on_the_mpi_conduit(tmp_path):
+    build = built("opt", "mpi", "openmpi")
+    check_job(build, tmp_path, {"GASNET_SUPERNODE_MAXSIZE": "1"}, local=False)
+
+
+def test_stats_go_to_the_end_of_the_trace_without_a_statsfile(variant_build, tmp_path):
+    result = variant_build.job(2, "trace_test", env={"GASNET_TRACEFILE": str(tmp_path / "t%")})
+    assert result.returncode == 0, result.describe()
+    evs = events(tmp_path / "t1")
+    names = [e[4] for e in evs]
+    assert names.index("EXIT") < names.index("STATS")
+    assert evs[-1][4] == "PEER"
+
+
+def test_tracenodes_picks_the_ranks_that_write(variant_build, tmp_path):
+    result = variant_build.job(4, "trace_test", env={"GASNET_TRACEFILE": str(tmp_path / "t-%"),
+                                                     "GASNET_TRACENODES": "0,2-2"})
+    assert result.returncode == 0, result.describe()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t-0", "t-2"]
+    # One rank may write a file without '%'.
+    one = tmp_path / "one.trace"
+    result = variant_build.job(4, "trace_test", env={"GASNET_TRACEFILE": str(one),
+                                                     "GASNET_TRACENODES": "3"})
+    assert result.returncode == 0, result.describe()
+    assert {e[0] for e in events(one)} == {3}
+
+
+def test_statsnodes_and_statsmask_choose_what_is_counted(variant_build, tmp_path):
+    result = variant_build.job(3, "trace_test", env={"GASNET_STATSFILE": str(tmp_path / "s%"),
+                                                     "GASNET_STATSNODES": "1",
+                                                     "GASNET_STATSMASK": "B"})
+    assert result.returncode == 0, result.describe()
+    assert [p.name for p in tmp_path.iterdir()] == ["s1"]
+    names = {e[4] for e in events(tmp_path / "s1") if e[3] != "I"}
+    assert names == {"BARRIER_NOTIFY", "BARRIER_WAIT"}
+
+
+def test_one_file_for_several_ranks_is_refused(variant_build, tmp_path):
+    result = variant_build.job(2, "trace_test", env={"GASNET_TRACEFILE": str(tmp_path / "t")})
+    assert result.returncode != 0
+    assert f"GASNET_TRACEFILE='{tmp_path / 't'}' names one file for several ranks" \
+        in result.stderr
+    assert "put '%' in it" in result.stderr
+
+
+def test_tracemask_and_tracelocal_filter_the_lines(variant_build, tmp_path):
+    result = variant_build.job(2, "trace_test", env={"GASNET_TRACEFILE": str(tmp_path / "a%"),
+                                                     "GASNET_TRACEMASK": "BS"})
+    assert result.returncode == 0, result.describe()
+    evs = events(tmp_path / "a0")
+    traced = evs[:[e[4] for e in evs].index("STATS")]  # the statistics follow the trace
+    assert {e[3] for e in traced} - {"I"} == {"B", "S"}
+    # TRACELOCAL=0: no line for a shared-memory transfer, but the statistics still count it.
+    result = variant_build.job(2, "trace_test", env={"GASNET_TRACEFILE": str(tmp_path / "b%"),
+                                                     "GASNET_TRACELOCAL": "0"})
+    assert result.returncode == 0, result.describe()
+    evs = events(tmp_path / "b0")
+    stats_at = [e[4] for e in evs].index("STATS")
+    assert not [e for e in evs[:stats_at] if e[3] in "PG"]
+    assert any(e[4] == "PUT_LOCAL" for e in evs[stats_at:])
+
+
+def test_trace_to_stdout(variant_build, tmp_path):
+    result = variant_build.job(2, "trace_test", env={"GASNET_TRACEFILE": "stdout",
+                                                     "GASNET_TRACEMASK": "B",
+                                                     "GASNET_TRACEFLUSH": "1"})
+    assert result.returncode == 0, result.describe()
+    found = [m for m in map(LINE.match, result.stdout.splitlines()) if m]
+    # Trace lines (their message follows the name and a colon; statistics lines do not).
+    assert Counter((m[1], m[5]) for m in found if m[4] == "B" and m[6].startswith(":")) == {
+        (r, n): 2 for r in "01" for n in ("BARRIER_NOTIFY", "BARRIER_WAIT")}
+
+
+@pytest.mark.parametrize("name,value,why", [
+    ("GASNET_TRACEMASK", "GPQ", "'Q' is not a category letter"),
+    ("GASNET_STATSMASK", "x", "'x' is not a category letter"),
+    ("GASNET_TRACENODES", "0-", "expected the end of a range at ''"),
+    ("GASNET_STATSNODES", "3-1", "range 3-1 ends before it starts"),
+    ("GASNET_TRACELOCAL", "sometimes", "expected"),
+])
+def test_bad_values_are_refused_before_the_job_starts(opt_build, name, value, why):
+    result = opt_build.job(2, "trace_test", env={"GASNET_TRACEFILE": "stderr", name: value})
+    assert result.returncode == 2, result.describe()
+    assert f"{name}='{value}'" in result.stderr and why in result.stderr
+    assert "the job was not started" in result.stderr
+
+
+def test_an_unwritable_trace_file_is_a_clear_fatal_error(variant_build, tmp_path):
+    missing = tmp_path / "no-such-dir" / "t-%"
+    result = variant_build.job(2, "trace_test", env={"GASNET_STATSFILE": str(missing)})
+    assert result.returncode != 0
+    # (Each rank says so; the first to fail ends the job, perhaps before the other spoke.)
+    assert re.search(re.escape(f"GASNET_STATSFILE='{missing}': cannot write the statistics file "
+                               f"{tmp_path / 'no-such-dir' / 't-'}") + r"[01]: No such file or "
+                     r"directory \(accepted: a writable path", result.stderr), result.stderr
+
+
+# ---- gasnetrun --stats, GASNET_VERBOSEENV, GASNET_SPAWN_VERBOSE ---------------------------------
+def test_gasnetrun_stats_prints_per_rank_totals_and_top_pairs(variant_build, tmp_path):
+    result = variant_build.run(["--stats", "--json", "--stats-dir", str(tmp_path), "-n", "3",
+                                variant_build.test_program("trace_test")])
+    assert result.returncode == 0, result.describe()
+    doc = json.loads(result.stderr[result.stderr.index("{"):])
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1, 2] and doc["missing"] == []
+    for r in doc["ranks"]:
+        assert (r["puts"], r["put_bytes"], r["gets"], r["get_bytes"], r["ams"], r["am_bytes"],
+                r["msgs"], r["bytes"]) == (6, 88, 3, 80, 9, 100, 18, 268)
+    assert [(p["from"], p["to"], p["msgs"], p["bytes"]) for p in doc["pairs"]] == [
+        (0, 1, 14, 268), (1, 2, 14, 268), (2, 0, 14, 268),
+        (0, 2, 4, 0), (1, 0, 4, 0), (2, 1, 4, 0)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stats-0", "stats-1", "stats-2"]
+    # The table form, and a temporary directory that does not outlive the job.
+    before = set(Path(tempfile.gettempdir()).glob("gasnet-stats-*"))
+    table = variant_build.run(["--stats", "-n", "2", variant_build.test_program("trace_test")])
+    assert table.returncode == 0, table.describe()
+    assert "GASNet statistics per rank" in table.stderr and "Top 10 peer pairs" in table.stderr
+    assert "trace_test: rank 1 OK" in table.stdout and "GASNet statistics" not in table.stdout
+    assert set(Path(tempfile.gettempdir()).glob("gasnet-stats-*")) == before
+
+
+def test_gasnetrun_stats_refuses_a_statsfile_of_the_users(opt_build, tmp_path):
+    result = opt_build.run(["--stats", "-n", "2", opt_build.test_program("trace_test")],
+                           env={"GASNET_STATSFILE": str(tmp_path / "s%")})
+    assert result.returncode == 2
+    assert "--stats collects the statistics itself: unset GASNET_STATSFILE" in result.stderr
+
+
+def test_verboseenv_lists_every_knob_once_from_rank_0(variant_build):
+    result = variant_build.job(3, "trace_test", env={"GASNET_VERBOSEENV": "1",
+                                                     "GASNET_TRACEMASK": "GP"})
+    assert result.returncode == 0, result.describe()
+    lines = [l for l in result.stderr.splitlines() if l.startswith("GASNET knob")]
+    names = [l.split()[2] for l in lines]
+    assert len(names) == len(set(names))
+    assert {"GASNET_TRACEFILE", "GASNET_STATSNODES", "GASNET_EXITTIMEOUT",
+            "GASNET_SPAWN_VERBOSE", "GASNET_BARRIER"} <= set(names)
+    assert any(re.match(r"GASNET knob GASNET_TRACEMASK\s+= GP\s+\(environment\)", l) for l in lines)
+    assert any(re.match(r"GASNET knob GASNET_TRACEFILE\s+= \(unset\)\s+\(default\)", l)
+               for l in lines)
+
+
+def test_spawn_verbose_narrates_the_launch(variant_build):
+    result = variant_build.job(2, "trace_test", env={"GASNET_SPAWN_VERBOSE": "1"})
+    assert result.returncode == 0, result.describe()
+    for said in ("gasnetrun: spawner local:", "gasnetrun: rank 0 started (pid ",
+                 "gasnetrun: rank 1 started (pid ", "gasnetrun: rank 1 (pid "):
+        assert said in result.stderr, said
+    quiet = variant_build.job(2, "trace_test", env={"GASNET_SPAWN_VERBOSE": "0"})
+    assert quiet.returncode == 0 and "started (pid" not in quiet.stderr
