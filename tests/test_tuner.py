@@ -398,3 +398,41 @@ def test_no_recommendation_from_too_few_runs_and_the_report_says_so(udp_opt, tmp
     said = "the budget was too small: the best point had 2 runs and the baseline 3"
     assert said in (out / "tuned.env").read_text() and said in (out / "report.md").read_text()
     assert env_lines(out / "tuned.env") == {}
+
+
+def test_an_interrupted_time_budget_sweep_resumes_on_its_own_clock(udp_opt, tmp_path):
+    """Ctrl-C in a sweep with a time budget saves it; the same command resumes it with the
+    clock where it stopped (the pause is not the sweep's time), and the whole sweep, both
+    parts together, keeps the deadline."""
+    out, budget = tmp_path / "clock", 20.0
+    args = [str(udp_opt.path / "bin" / "gasnet-tune"), "sweep", "-n", "1", "--conduit", "udp",
+            "--program", str(udp_opt.path / "udp" / "tests" / "tune_target-seq"),
+            "--objective", "record:tune_target", "--knobs", TARGET_KNOBS, "--budget",
+            f"{budget:g}s", "--out", str(out)]
+    env = job_env({"TUNE_TARGET_SLEEP": "0.3", "GASNET_WAIT_MODE": "block"})
+    first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    state = out / "state.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # Ctrl-C once a few runs are saved
+        try:
+            if len(json.loads(state.read_text())["runs"]) >= 5:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    first.send_signal(signal.SIGINT)
+    stdout, stderr = first.communicate(timeout=60)
+    assert first.returncode == 130, stdout + stderr
+    saved = json.loads(state.read_text())
+    kept, clock = len(saved["runs"]), saved["elapsed"]
+    assert kept >= 5 and 0 < clock < budget, saved
+    again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"resuming: {kept} runs" in again.stdout
+    runs = json.loads(state.read_text())["runs"]
+    # The resumed runs start on the clock where the first part left it, not at 0.
+    assert len(runs) > kept and all(r["started"] >= clock for r in runs[kept:]), runs
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["time"]["ended"] <= budget + max(r["seconds"] for r in runs), doc["time"]
+    assert all(r["started"] + r["expected"] <= budget for r in runs[2:]), runs
