@@ -95,7 +95,7 @@ def plan_note(doc: dict[str, Any]) -> str:
     else:
         ran = f"{runs} runs ran ({first} first planned)"
     end = ", stopped at the deadline" if t["stopped_at_deadline"] else ""
-    return f" [time budget {t['budget_seconds']:g} s: {ran}, in {t['ended']:.0f} s{end}]"
+    return f" (time budget {t['budget_seconds']:g} s: {ran}, in {t['ended']:.0f} s{end})"
 
 
 def env_text(doc: dict[str, Any]) -> str:
