@@ -288,7 +288,7 @@ def test_a_time_budget_is_a_deadline_when_runs_grow_tenfold_mid_sweep(udp_opt, t
     out, budget = tmp_path / "deadline", 40.0
     count = tmp_path / "runs.count"
     env = {"TUNE_TARGET_SLEEP": "0.3", "TUNE_TARGET_SLOWDOWN": f"{count}:8:6",
-           "GASNET_WAIT_MODE": "block"}
+           "GASNET_WAIT_MODE": "block", "COLUMNS": "400"}  # the terminal's lines unwrapped
     args = ["sweep", "-n", "1", "--conduit", "udp", "--program",
             str(udp_opt.path / "udp" / "tests" / "tune_target-seq"), "--objective",
             "record:tune_target", "--knobs", TARGET_KNOBS, "--budget", f"{budget:g}s",
@@ -311,7 +311,9 @@ def test_a_time_budget_is_a_deadline_when_runs_grow_tenfold_mid_sweep(udp_opt, t
     first = doc["time"]["first_plan"]
     assert doc["runs"] < first / 2, (doc["runs"], first)
     verdict = f"{doc['runs']} of the {first} runs first planned ran"
-    assert verdict in (out / "tuned.env").read_text() and verdict in (out / "report.md").read_text()
+    for name in ("tuned.env", "report.md"):
+        assert verdict in (out / name).read_text(), name
+    assert verdict in proc.stdout, proc.stdout
     assert (out / "report.md").stat().st_size > 0
     loads_in_gasnetrun(udp_opt, out / "tuned.env", NO_PSHM)
     # The old plan (a run count fixed from the first runs) would have run for many minutes;

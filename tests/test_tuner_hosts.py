@@ -68,5 +68,6 @@ def test_a_sweep_across_two_hosts_with_the_ssh_spawner(cluster, tmp_path, condui
             for line in path.read_text().splitlines()]
     assert len(runs) == 6 and all(r["error"] is None for r in runs), runs
     records = [rec for r in runs for rec in r["records"] if rec["bench"] == "am_short_rtt"]
-    assert len(records) == 6 and all(
-        (rec["hosts"], rec["ranks"], rec["conduit"]) == (2, 2, conduit) for rec in records), records
+    assert len(records) == 6, records
+    assert all((rec["hosts"], rec["ranks"], rec["conduit"]) == (2, 2, conduit)
+               for rec in records), records
