@@ -438,3 +438,19 @@ def test_an_interrupted_time_budget_sweep_resumes_on_its_own_clock(udp_opt, tmp_
     doc = json.loads((out / "report.json").read_text())
     assert doc["time"]["ended"] <= budget + max(r["seconds"] for r in runs), doc["time"]
     assert all(r["started"] + r["expected"] <= budget for r in runs[2:]), runs
+
+
+def test_a_time_budget_the_calibration_uses_up_gives_a_report_not_a_traceback(udp_opt,
+                                                                                tmp_path):
+    """Runs of 2 s against a 5 s budget: the two calibration runs of the baseline leave no
+    room for another run. The sweep still ends with a report and an empty tuned.env, saying
+    the budget was too small (a loaded machine made a real udp sweep do this)."""
+    out = tmp_path / "tiny"
+    proc = tune(udp_opt, *small_target_sweep(udp_opt, out, "5s"),
+                env={"TUNE_TARGET_SLEEP": "2", "GASNET_WAIT_MODE": "block"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["runs"] == 2 and doc["recommended"] == {} and doc["best"]["id"] == "baseline"
+    said = "the budget was too small: it ended after the baseline's 2 calibration runs"
+    assert said in (out / "tuned.env").read_text() and env_lines(out / "tuned.env") == {}

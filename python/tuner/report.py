@@ -73,6 +73,10 @@ def figure_line(doc: dict[str, Any], name: str) -> str:
 def verdict(doc: dict[str, Any]) -> str:
     if doc["significant"]:
         text = f"better by {fmt_gain(doc['gain'])}: recommended"
+    elif doc.get("too_few_runs") and doc["too_few_runs"]["best_runs"] == 0:
+        text = (f"the budget was too small: it ended after the baseline's "
+                f"{doc['too_few_runs']['baseline_runs']} calibration runs, before any other "
+                "point was measured: the defaults are kept")
     elif doc.get("too_few_runs"):
         few = doc["too_few_runs"]
         text = (f"the budget was too small: the best point had {few['best_runs']} runs and the "

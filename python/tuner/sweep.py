@@ -212,7 +212,8 @@ def _document(args: argparse.Namespace, state: State, space: Space, objective: O
     base = stats.estimate(search.samples[BASELINE], seed)
     top = stats.estimate(search.samples[best], seed)
     diff = stats.difference(search.samples[BASELINE], search.samples[best], seed)
-    best_env = state.points[best]
+    # The baseline is the best point when the deadline came before any other was measured.
+    best_env = {d.name: d.baseline for d in space.dims} if best == BASELINE else state.points[best]
     changed = {d.name: best_env[d.name] for d in space.dims if best_env[d.name] != d.baseline}
     # A point that failed even once is never recommended, however its other runs went; nor
     # is one measured too few times, or against too few runs of the baseline, for a 95%
@@ -239,7 +240,9 @@ def _document(args: argparse.Namespace, state: State, space: Space, objective: O
     # Why a changed best point is not recommended although it looks better, when the budget
     # is the reason: the report says so (and how many runs would do).
     too_few = None
-    if (changed and not enough and math.isfinite(search.median(best))
+    if best == BASELINE:
+        too_few = {"best_runs": 0, "baseline_runs": base.n, "minimum": MIN_SIDE}
+    elif (changed and not enough and math.isfinite(search.median(best))
             and top.median < base.median):
         too_few = {"best_runs": top.n, "baseline_runs": base.n, "minimum": MIN_SIDE}
     timing = None
