@@ -275,3 +275,182 @@ def test_a_closed_pipe_ends_gasnet_tune_quietly(opt_build):
         os.close(write_end)
     assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
     assert proc.returncode == 128 + signal.SIGPIPE, proc.stderr
+
+
+# ---- a time budget is a deadline (issue 37, item 1) -------------------------------------------
+
+def test_a_time_budget_is_a_deadline_when_runs_grow_tenfold_mid_sweep(udp_opt, tmp_path):
+    """tune_target's runs become ten times slower after its 8th run (it counts them in a
+    file: a machine that got busy). The sweep starts no run that its measured pace says would
+    end after the deadline, ends within the budget plus one run, and writes its report and
+    tuned.env from what it has, saying how much of the first plan ran. Checked on the sweep's
+    own clock (state.json's run start times and durations), not on the test's."""
+    out, budget = tmp_path / "deadline", 40.0
+    count = tmp_path / "runs.count"
+    env = {"TUNE_TARGET_SLEEP": "0.3", "TUNE_TARGET_SLOWDOWN": f"{count}:8:6",
+           "GASNET_WAIT_MODE": "block", "COLUMNS": "400"}  # the terminal's lines unwrapped
+    args = ["sweep", "-n", "1", "--conduit", "udp", "--program",
+            str(udp_opt.path / "udp" / "tests" / "tune_target-seq"), "--objective",
+            "record:tune_target", "--knobs", TARGET_KNOBS, "--budget", f"{budget:g}s",
+            "--out", str(out)]
+    start = time.monotonic()
+    proc = tune(udp_opt, *args, env=env)
+    took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads((out / "report.json").read_text())
+    runs = json.loads((out / "state.json").read_text())["runs"]
+    durations = [r["seconds"] for r in runs]
+    # The slowdown happened (or this tested nothing): runs after the 8th took far longer.
+    assert len(runs) > 8 and min(durations[8:]) > 4 * max(durations[:8]), durations
+    # No run started when its expected end was past the deadline; each started before it.
+    for r in runs[2:]:
+        assert r["started"] + r["expected"] <= budget and r["started"] < budget, r
+    # The sweep ended within the budget plus one run (the longest it measured).
+    assert doc["time"]["ended"] <= budget + max(durations), (doc["time"], durations)
+    # It re-planned: far fewer runs than the first plan, and the verdict says how many.
+    first = doc["time"]["first_plan"]
+    assert doc["runs"] < first / 2, (doc["runs"], first)
+    verdict = f"{doc['runs']} of the {first} runs first planned ran"
+    for name in ("tuned.env", "report.md"):
+        assert verdict in (out / name).read_text(), name
+    assert verdict in proc.stdout, proc.stdout
+    assert (out / "report.md").stat().st_size > 0
+    loads_in_gasnetrun(udp_opt, out / "tuned.env", NO_PSHM)
+    # The old plan (a run count fixed from the first runs) would have run for many minutes;
+    # a generous bound on the whole command, far below that, with slack for a loaded machine.
+    assert took < budget + max(durations) + 90, took
+
+
+# ---- issue 38, items 12 and 13 ---------------------------------------------------------------
+
+def small_target_sweep(build: Build, out: Path, budget: str = "8runs",
+                       space: Path | None = None) -> list[str]:
+    knobs = ["--space", str(space)] if space else ["--knobs", "GASNET_AM_CREDITS_PP"]
+    return ["sweep", "-n", "1", "--conduit", "udp", "--program",
+            str(build.path / "udp" / "tests" / "tune_target-seq"), "--objective",
+            "record:tune_target", *knobs, "--budget", budget, "--out", str(out)]
+
+
+@pytest.mark.parametrize("full", ["state.json.tmp", "records/baseline.jsonl"])
+def test_a_full_disk_in_out_is_a_message_and_leaves_no_debris(udp_opt, tmp_path, full):
+    """ENOSPC while saving (the file is a link to /dev/full, where every write fails with
+    ENOSPC): a message naming the file and the cause, exit 1, no traceback, no
+    state.json.tmp left behind."""
+    out = tmp_path / "out"
+    (out / "records").mkdir(parents=True)
+    (out / full).symlink_to("/dev/full")
+    proc = tune(udp_opt, *small_target_sweep(udp_opt, out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "No space left on device" in proc.stderr and str(out / full.split(".tmp")[0]) in \
+        proc.stderr, proc.stderr
+    assert not (out / "state.json.tmp").exists()
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda d: d["runs"][0].update(cost="abc"), "run 0: cost 'abc' is not a number or null"),
+    (lambda d: d.update(points=None), "points None: expected an object"),
+    (lambda d: d["runs"][1].update(cost=float("nan")), "run 1: cost nan is not a number"),
+    (lambda d: d.update(runs={}), "runs {}: expected a list"),
+    (lambda d: d["runs"][0].update(point="p9999"), "run 0: point 'p9999' is not in points"),
+], ids=["cost-abc", "points-null", "cost-nan", "runs-object", "unknown-point"])
+def test_a_damaged_state_file_is_refused_naming_the_field(udp_opt, tmp_path, damage, message):
+    out = tmp_path / "out"
+    first = tune(udp_opt, *small_target_sweep(udp_opt, out))
+    assert first.returncode == 0, first.stdout + first.stderr
+    state = out / "state.json"
+    data = json.loads(state.read_text())
+    damage(data)
+    state.write_text(json.dumps(data))  # NaN as Python's json writes it, as json.load takes it
+    proc = tune(udp_opt, *small_target_sweep(udp_opt, out))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert f"{state}: not a gasnet-tune state file ({message}" in proc.stderr, proc.stderr
+    assert "use --restart" in proc.stderr
+
+
+def test_a_gain_without_an_interval_is_said_in_words(opt_build, tmp_path):
+    """A report whose gain has no interval (or no figure at all) says why instead of
+    printing '95% interval - ..'."""
+    import sys
+    sys.path.insert(0, str(opt_build.path / "python"))
+    from tuner.report import fmt_gain
+    assert fmt_gain({"median": None, "low": None, "high": None}) == \
+        "none (a side has no successful run)"
+    assert fmt_gain({"median": 0.5, "low": float("-inf"), "high": float("inf")}) == \
+        "+50.0% (no interval: a side has fewer than 2 successful runs)"
+    assert fmt_gain({"median": 0.5, "low": 0.25, "high": 0.75}) == \
+        "+50.0% (95% interval +25.0% .. +75.0%)"
+
+
+def test_no_recommendation_from_too_few_runs_and_the_report_says_so(udp_opt, tmp_path):
+    """--budget 6runs on tune_target (noise-free), credits 16 (its optimum) against the
+    default 12: the best point gets 2 runs against the baseline's 3, as in the issue, fewer
+    than the minimum on each side, so nothing is recommended however clear the gain looks,
+    and the report says the budget was too small, with the runs each side had."""
+    out, space = tmp_path / "few", tmp_path / "credits.space"
+    space.write_text("GASNET_AM_CREDITS_PP = 12, 16\n")
+    proc = tune(udp_opt, *small_target_sweep(udp_opt, out, "6runs", space))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["best_point"]["GASNET_AM_CREDITS_PP"] == "16"  # the better value was found
+    assert not doc["significant"] and doc["recommended"] == {}
+    few = doc["too_few_runs"]
+    assert few == {"minimum": 6, "best_runs": 2, "baseline_runs": 3}
+    said = "the budget was too small: the best point had 2 runs and the baseline 3"
+    assert said in (out / "tuned.env").read_text() and said in (out / "report.md").read_text()
+    assert env_lines(out / "tuned.env") == {}
+
+
+def test_an_interrupted_time_budget_sweep_resumes_on_its_own_clock(udp_opt, tmp_path):
+    """Ctrl-C in a sweep with a time budget saves it; the same command resumes it with the
+    clock where it stopped (the pause is not the sweep's time), and the whole sweep, both
+    parts together, keeps the deadline."""
+    out, budget = tmp_path / "clock", 20.0
+    args = [str(udp_opt.path / "bin" / "gasnet-tune"), "sweep", "-n", "1", "--conduit", "udp",
+            "--program", str(udp_opt.path / "udp" / "tests" / "tune_target-seq"),
+            "--objective", "record:tune_target", "--knobs", TARGET_KNOBS, "--budget",
+            f"{budget:g}s", "--out", str(out)]
+    env = job_env({"TUNE_TARGET_SLEEP": "0.3", "GASNET_WAIT_MODE": "block"})
+    first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    state = out / "state.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # Ctrl-C once a few runs are saved
+        try:
+            if len(json.loads(state.read_text())["runs"]) >= 5:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    first.send_signal(signal.SIGINT)
+    stdout, stderr = first.communicate(timeout=60)
+    assert first.returncode == 130, stdout + stderr
+    saved = json.loads(state.read_text())
+    kept, clock = len(saved["runs"]), saved["elapsed"]
+    assert kept >= 5 and 0 < clock < budget, saved
+    again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"resuming: {kept} runs" in again.stdout
+    runs = json.loads(state.read_text())["runs"]
+    # The resumed runs start on the clock where the first part left it, not at 0.
+    assert len(runs) > kept and all(r["started"] >= clock for r in runs[kept:]), runs
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["time"]["ended"] <= budget + max(r["seconds"] for r in runs), doc["time"]
+    assert all(r["started"] + r["expected"] <= budget for r in runs[2:]), runs
+
+
+def test_a_time_budget_the_calibration_uses_up_gives_a_report_not_a_traceback(udp_opt,
+                                                                                tmp_path):
+    """Runs of 2 s against a 5 s budget: the two calibration runs of the baseline leave no
+    room for another run. The sweep still ends with a report and an empty tuned.env, saying
+    the budget was too small (a loaded machine made a real udp sweep do this)."""
+    out = tmp_path / "tiny"
+    proc = tune(udp_opt, *small_target_sweep(udp_opt, out, "5s"),
+                env={"TUNE_TARGET_SLEEP": "2", "GASNET_WAIT_MODE": "block"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["runs"] == 2 and doc["recommended"] == {} and doc["best"]["id"] == "baseline"
+    said = "the budget was too small: it ended after the baseline's 2 calibration runs"
+    assert said in (out / "tuned.env").read_text() and env_lines(out / "tuned.env") == {}

@@ -39,7 +39,10 @@ static const gasneti_knob_t rows[] = {
      "all", "How a rank waits for communication: spin (poll), block (poll, then give the core "
      "away), spinblock (the same, as in GASNet); auto spins unless the host's ranks outnumber "
      "its cores, and then yields whatever mode gasnet_set_waitmode asks. Use block when hosts "
-     "share cores (virtual machines, containers on one machine).",
+     "share cores (virtual machines, containers on one machine) or other work runs on them: "
+     "auto cannot see it. auto stays the default (gasnet-tune on smp, 2 ranks: block made AM "
+     "latency and barriers 20x slower, though a 1 MiB exchange 3x faster while other work "
+     "kept the cores busy; 8 ranks: no significant gain; docs/knob-defaults.md).",
      GASNETI_TUNED("spin,block,spinblock", NULL)},
     /* ---- signals and debugging (GASNet-1's names) ---- */
     {"GASNET_BACKTRACE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
@@ -128,7 +131,12 @@ static const gasneti_knob_t rows[] = {
      "Working directory of the ranks on other hosts (default: gasnetrun's own).", GASNETI_NOT_TUNED},
     /* ---- AM flow control and network resources (network conduits) ---- */
     {"GASNET_AM_CREDITS_PP", GASNETI_KNOB_INT, "12", 1, 1024, NULL, "requests", J, "network",
-     "AM requests in flight from a rank to each peer (a reply returns the credit).",
+     "AM requests in flight from a rank to each peer (a reply returns the credit). 12 stays "
+     "the default although gasnet-tune on one host (udp, PSHM off, 2 and 8 ranks) recommends "
+     "64 for AM floods: loopback cannot show incast, and at 1,000 ranks a rank can be owed "
+     "999 x credits requests at once, which must fit udp's one socket buffer (a drop costs a "
+     "retransmission timeout) or ibv's receive buffers; raise it for jobs of few ranks "
+     "(docs/knob-defaults.md).",
      GASNETI_TUNED("2,4,8,12,16,32,64", NULL)},
     {"GASNET_AM_CREDITS_TOTAL", GASNETI_KNOB_INT, "", 0, 65535, NULL, "requests", J,
      "network",

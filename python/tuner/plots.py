@@ -12,7 +12,18 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display is needed or wanted
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .errors import TuneError  # noqa: E402
 from .report import interval, value_of  # noqa: E402
+
+
+def _save(fig: Any, path: str) -> None:
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as err:
+        raise TuneError(f"{path}: cannot write ({err.strerror}); what was saved before is "
+                        "kept: fix that and run the same command again") from None
+    finally:
+        plt.close(fig)
 
 
 def write_plots(out_dir: str, doc: dict[str, Any]) -> list[str]:
@@ -43,8 +54,7 @@ def write_plots(out_dir: str, doc: dict[str, Any]) -> list[str]:
     axes[0][0].legend(fontsize=6)
     fig.tight_layout()
     path = os.path.join(out_dir, "objective_by_knob.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
     paths.append(path)
 
     fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -71,7 +81,6 @@ def write_plots(out_dir: str, doc: dict[str, Any]) -> list[str]:
     ax.legend(fontsize=7)
     fig.tight_layout()
     path = os.path.join(out_dir, "progress.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
     paths.append(path)
     return paths

@@ -51,23 +51,55 @@ def fmt(x: float) -> str:
 
 
 def fmt_gain(g: dict[str, float]) -> str:
-    def pct(x: float | None) -> str:
-        x = num(x)
-        if math.isnan(x):
-            return "-"
-        return f"{x * 100:+.1f}%" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
-    return f"{pct(g['median'])} (95% interval {pct(g['low'])} .. {pct(g['high'])})"
+    """The gain with its interval; without a figure or an interval, why not (one side had no
+    successful run, or fewer than 2), never a bare dash."""
+    med, low, high = num(g["median"]), num(g["low"]), num(g["high"])
+    if not math.isfinite(med):
+        return "none (a side has no successful run)"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{med * 100:+.1f}% (no interval: a side has fewer than 2 successful runs)"
+    return f"{med * 100:+.1f}% (95% interval {low * 100:+.1f}% .. {high * 100:+.1f}%)"
 
 
 def figure_line(doc: dict[str, Any], name: str) -> str:
     med, lo, hi = interval(doc[name], doc["better"])
+    if not math.isfinite(med):
+        return f"none (no successful run of {doc[name]['n']})"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return f"{fmt(med)} {doc['unit']} (no interval, {doc[name]['n']} runs)"
     return f"{fmt(med)} {doc['unit']} (95% interval {fmt(lo)} .. {fmt(hi)}, {doc[name]['n']} runs)"
 
 
 def verdict(doc: dict[str, Any]) -> str:
     if doc["significant"]:
-        return f"better by {fmt_gain(doc['gain'])}: recommended"
-    return "no significant gain: the defaults are kept"
+        text = f"better by {fmt_gain(doc['gain'])}: recommended"
+    elif doc.get("too_few_runs") and doc["too_few_runs"]["best_runs"] == 0:
+        text = (f"the budget was too small: it ended after the baseline's "
+                f"{doc['too_few_runs']['baseline_runs']} calibration runs, before any other "
+                "point was measured: the defaults are kept")
+    elif doc.get("too_few_runs"):
+        few = doc["too_few_runs"]
+        text = (f"the budget was too small: the best point had {few['best_runs']} runs and the "
+                f"baseline {few['baseline_runs']}; a recommendation needs at least "
+                f"{few['minimum']} on each side: the defaults are kept")
+    else:
+        text = "no significant gain: the defaults are kept"
+    return text + plan_note(doc)
+
+
+def plan_note(doc: dict[str, Any]) -> str:
+    """How much of a time budget's first plan ran (nothing for a budget of runs)."""
+    t = doc.get("time")
+    if not t:
+        return ""
+    first, runs = t["first_plan"], doc["runs"]
+    if runs < first:
+        ran = (f"{runs} of the {first} runs first planned ran ({runs * 100 // first}%; re-planned "
+               "as the runs took longer than the first ones)")
+    else:
+        ran = f"{runs} runs ran ({first} first planned)"
+    end = ", stopped at the deadline" if t["stopped_at_deadline"] else ""
+    return f" (time budget {t['budget_seconds']:g} s: {ran}, in {t['ended']:.0f} s{end})"
 
 
 def env_text(doc: dict[str, Any]) -> str:
@@ -121,12 +153,11 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def write(out_dir: str, doc: dict[str, Any]) -> None:
-    with open(os.path.join(out_dir, "report.json"), "w", encoding="utf-8") as f:
-        json.dump(clean(doc), f, indent=1, allow_nan=False)
-    with open(os.path.join(out_dir, "report.md"), "w", encoding="utf-8") as f:
-        f.write(markdown(doc))
-    with open(os.path.join(out_dir, "tuned.env"), "w", encoding="utf-8") as f:
-        f.write(env_text(doc))
+    from .state import write_out
+    text = json.dumps(clean(doc), indent=1, allow_nan=False)
+    write_out(os.path.join(out_dir, "report.json"), lambda f: f.write(text))
+    write_out(os.path.join(out_dir, "report.md"), lambda f: f.write(markdown(doc)))
+    write_out(os.path.join(out_dir, "tuned.env"), lambda f: f.write(env_text(doc)))
 
 
 def show(doc: dict[str, Any], console: Console) -> None:
@@ -142,6 +173,8 @@ def show(doc: dict[str, Any], console: Console) -> None:
                       doc["recommended"].get(k["name"], "(keep)"), k["best"],
                       ",".join(k["values"]))
     console.print(table)
+    console.print(f"measured:   {doc['ranks']} ranks on {doc['hosts'] or 'this host'}, conduit "
+                  f"{doc['conduit']}, spawner {doc['spawner'] or 'gasnetrun default'}")
     console.print(f"baseline:   {figure_line(doc, 'baseline')}")
     console.print(f"best point: {figure_line(doc, 'best')}")
     console.print(f"gain:       {fmt_gain(doc['gain'])}")

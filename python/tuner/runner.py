@@ -19,6 +19,7 @@ class RunResult:
     records: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None  # why the run failed (the point is then infeasible)
+    timed_out: bool = False
 
 
 def bench_path(bin_dir: str, conduit: str, program: str) -> str:
@@ -42,17 +43,21 @@ class Runner:
     base_env: dict[str, str]
     timeout: float = 300.0
 
-    def run(self, point_env: dict[str, str]) -> RunResult:
+    def run(self, point_env: dict[str, str], timeout: float | None = None) -> RunResult:
+        """One run; timeout (default: the runner's) bounds the whole run, every program of
+        it together."""
         result = RunResult()
         env = {**self.base_env, **point_env}
+        limit = self.timeout if timeout is None else timeout
         start = time.monotonic()
         for program in self.objective.programs:
             cmd = [self.gasnetrun, *self.launch, self.programs[program], "--quick", "--json",
                    "--only", self.objective.only(program)]
-            code, out, err = _run(cmd, env, self.timeout)
+            code, out, err = _run(cmd, env, max(0.1, limit - (time.monotonic() - start)))
             name = os.path.basename(self.programs[program])
             if code is None:
-                result.error = f"{name} did not finish within {self.timeout:.0f} s"
+                result.error = f"{name} did not finish within {limit:.0f} s"
+                result.timed_out = True
                 break
             if code != 0:
                 tail = " | ".join(err.strip().splitlines()[-3:]) or "(no message)"

@@ -60,6 +60,19 @@ class Plan:
     total: int        # runs in all, calibration and confirmation included
     rounds: int = 0   # grid: rounds over every point
     sample: int = 0   # halving: the sample's size
+    points: int = 0   # grid: its points
+    first_total: int = 0  # the total first planned (a time budget's plan changes as it goes)
+
+    def __post_init__(self) -> None:
+        self.first_total = self.first_total or self.total
+
+    def replan(self, total: int) -> None:
+        """A new total (a time budget, re-planned from the measured run times): the grid's
+        rounds follow it; the search and the confirmation read the total as they go."""
+        self.total = total
+        if self.method == "grid":
+            left = total - CALIBRATION - confirm_share(total)
+            self.rounds = max(1, left // (self.points + 1))
 
     @property
     def search_end(self) -> int:
@@ -88,7 +101,7 @@ def make_plan(method: str, space: Space, runs: int) -> Plan | str:
             return (f"a grid of {g} points and the baseline needs at least "
                     f"{need + confirm_share(need)} runs")
         if rounds >= (1 if method == "grid" else 2):  # auto wants 2 rounds for an interval
-            return Plan("grid", runs, rounds=rounds)
+            return Plan("grid", runs, rounds=rounds, points=g)
     # One knob's whole turn, plus the start point and the finalists.
     widest = max(len(d.values) for d in space.dims)
     if method in ("coordinate", "auto") and left >= widest + FINALISTS:
@@ -213,8 +226,10 @@ class Search:
         """Runs the plan after calibration, then the confirmation; returns the best point."""
         if plan.method == "grid":
             pids = [space.pid(p) for p in space.points()]
-            for _ in range(plan.rounds):
+            done = 0
+            while done < plan.rounds:  # the rounds may change as a time budget re-plans
                 self.each_once([BASELINE, *pids], rng)
+                done += 1
             best = self.ranked(pids)[0]
         elif plan.method == "coordinate":
             best = self.coordinate(plan, space, rng)
@@ -229,9 +244,17 @@ class Search:
                 self.one(candidates[0])
             best = candidates[0]
         if math.isfinite(self.median(best)):  # a failed best is not worth confirming
-            for i in range(plan.total - len(self.history)):
+            i = 0
+            while len(self.history) < plan.total:
                 self.one(best if i % 2 == 0 else BASELINE)
+                i += 1
         return best
+
+    def leader(self) -> str:
+        """The best point measured so far (the baseline when nothing else was): the answer of
+        a search the deadline cut short."""
+        measured = [p for p in self.samples if p != BASELINE]
+        return self.ranked(measured)[0] if measured else BASELINE
 
     def start_point(self, space: Space, rng: np.random.Generator) -> tuple[str, ...]:
         """The baseline's values where the space has them (else the middle value); when the

@@ -15,6 +15,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 
 from . import plots, report, stats
 from .common import budget_of, conduit_of, gasnet_env, make_runner, objective_of
+from .deadline import Deadline
 from .errors import TuneError, UsageError
 from .objectives import Objective
 from .runner import Runner
@@ -23,6 +24,14 @@ from .space import Space, file_space, table_space
 from .state import SavedRun, State, open_state
 
 MIN_RUNS = 6
+# No recommendation from fewer runs than this on either side (the best point, the baseline):
+# 6 is the fewest samples for which a distribution-free 95% interval of a median exists
+# (the range of n samples holds the median with probability 1 - 2 / 2**n: 97% for 6, 94% for 5).
+MIN_SIDE = 6
+
+
+class OutOfTime(Exception):
+    """The deadline leaves no room for the next run: the sweep ends with what it has."""
 
 
 def _space(args: argparse.Namespace, conduit: str, env: dict[str, str]) -> Space:
@@ -39,13 +48,18 @@ def _space(args: argparse.Namespace, conduit: str, env: dict[str, str]) -> Space
 
 
 class Measurer:
-    """Runs a point once, or replays the saved run the search asks for again on resume."""
+    """Runs a point once, or replays the saved run the search asks for again on resume. With
+    a time budget, starts a run only when it should end before the deadline, and re-plans
+    the total from the measured run times after every run (saved or new alike, so that a
+    resumed sweep re-plans as the first one did)."""
 
     def __init__(self, state: State, space: Space, runner: Runner, objective: Objective,
-                 progress: Progress, task: Any) -> None:
+                 progress: Progress, task: Any, deadline: Deadline | None) -> None:
         self.state, self.space, self.runner, self.objective = state, space, runner, objective
-        self.progress, self.task = progress, task
+        self.progress, self.task, self.deadline = progress, task, deadline
+        self.plan: Plan | None = None  # set after the calibration
         self.pos = 0
+        self.cut = False  # the deadline ended the sweep
 
     def __call__(self, pid: str) -> float:
         if self.pos < len(self.state.runs):
@@ -56,10 +70,24 @@ class Measurer:
                                 "sweep (use --restart)")
             self.pos += 1
             self.progress.advance(self.task)
+            self.replan()
             return math.inf if saved.cost is None else saved.cost
         if pid not in self.state.points:
             self.state.points[pid] = self.space.env(self.space.point_of(pid))
-        result = self.runner.run(self.state.points[pid])
+        started, expected, timeout = None, None, None
+        if self.deadline is not None:
+            started = self.deadline.now()
+            expected = self.deadline.expected(self.state.runs) if self.state.runs else 0.0
+            # The calibration always runs: it times a run, and the report needs a baseline.
+            if len(self.state.runs) >= CALIBRATION and not self.deadline.fits(started, expected):
+                self.cut = True
+                raise OutOfTime()
+            if len(self.state.runs) >= CALIBRATION:
+                timeout = min(self.runner.timeout, self.deadline.timeout(started, expected))
+        result = self.runner.run(self.state.points[pid], timeout)
+        if result.timed_out and timeout is not None and timeout < self.runner.timeout:
+            self.cut = True  # stopped at the deadline: says nothing about the point
+            raise OutOfTime()
         cost: float | None = None
         if result.error is None:
             try:
@@ -74,11 +102,22 @@ class Measurer:
             raise TuneError(f"the baseline run failed: {result.error}")
         run_index = sum(1 for r in self.state.runs if r.point == pid)
         self.state.add_records(pid, run_index, result.records, result.error)
-        self.state.runs.append(SavedRun(pid, cost, result.seconds, result.error))
+        self.state.runs.append(SavedRun(pid, cost, result.seconds, result.error, started,
+                                        expected))
+        if self.deadline is not None:
+            self.state.elapsed = self.deadline.now()
         self.state.save()
         self.pos += 1
         self.progress.advance(self.task)
+        self.replan()
         return math.inf if cost is None else cost
+
+    def replan(self) -> None:
+        if self.deadline is None or self.plan is None:
+            return
+        done = self.pos
+        self.plan.replan(done + self.deadline.runs_left(self.state.runs[:done]))
+        self.progress.update(self.task, total=max(self.plan.total, done))
 
 
 def _plan(args: argparse.Namespace, space: Space, runs: int) -> Plan:
@@ -116,10 +155,13 @@ def sweep(args: argparse.Namespace, bin_dir: str, console: Console) -> int:
                TextColumn("runs"), TimeElapsedColumn(), TextColumn("ETA"),
                TimeRemainingColumn())
     search = Search(lambda pid: 0.0)
+    deadline = None if budget.seconds is None else Deadline(budget.seconds, state.elapsed)
+    plan: Plan | None = None
     try:
         with Progress(*columns, console=console, transient=False) as progress:
             task = progress.add_task("calibrating", total=state.plan_runs)
-            search.measure = Measurer(state, space, runner, objective, progress, task)
+            measurer = Measurer(state, space, runner, objective, progress, task, deadline)
+            search.measure = measurer
             for _ in range(CALIBRATION):
                 search.one(BASELINE)
             seconds = [r.seconds for r in state.runs[:CALIBRATION]]
@@ -131,15 +173,27 @@ def sweep(args: argparse.Namespace, bin_dir: str, console: Console) -> int:
                     MIN_RUNS, int((budget.seconds or 0) / per_run))
                 state.save()
             plan = _plan(args, space, state.plan_runs)
-            progress.update(task, total=state.plan_runs, description=plan.method)
-            best = search.run(plan, space, np.random.default_rng(args.seed))
+            measurer.plan = plan
+            measurer.replan()  # the calibration's own time counts against the budget
+            progress.update(task, total=plan.total, description=plan.method)
+            try:
+                best = search.run(plan, space, np.random.default_rng(args.seed))
+            except OutOfTime:
+                best = search.leader()
     except KeyboardInterrupt:
+        if deadline is not None:
+            state.elapsed = deadline.now()
+            state.save()
         console.print(f"interrupted: {len(state.runs)} runs are kept in {state.path}; run the "
                       "same command again to resume")
         return 130
     state.finished = True
+    if deadline is not None:
+        state.elapsed = deadline.now()
     state.save()
-    doc = _document(args, state, space, objective, search, best, plan, conduit)
+    assert plan is not None  # the calibration, which cannot be cut, is followed by a plan
+    doc = _document(args, state, space, objective, search, best, plan, conduit, deadline,
+                    measurer.cut)
     doc["plots"] = plots.write_plots(state.out_dir, doc)
     report.write(state.out_dir, doc)
     report.show(doc, console)
@@ -152,15 +206,20 @@ def _estimate(samples: list[float], seed: int) -> dict[str, Any]:
 
 
 def _document(args: argparse.Namespace, state: State, space: Space, objective: Objective,
-              search: Search, best: str, plan: Plan, conduit: str) -> dict[str, Any]:
+              search: Search, best: str, plan: Plan, conduit: str, deadline: Deadline | None,
+              cut: bool) -> dict[str, Any]:
     seed = args.seed
     base = stats.estimate(search.samples[BASELINE], seed)
     top = stats.estimate(search.samples[best], seed)
     diff = stats.difference(search.samples[BASELINE], search.samples[best], seed)
-    best_env = state.points[best]
+    # The baseline is the best point when the deadline came before any other was measured.
+    best_env = {d.name: d.baseline for d in space.dims} if best == BASELINE else state.points[best]
     changed = {d.name: best_env[d.name] for d in space.dims if best_env[d.name] != d.baseline}
-    # A point that failed even once is never recommended, however its other runs went.
-    significant = (bool(changed) and math.isfinite(search.median(best))
+    # A point that failed even once is never recommended, however its other runs went; nor
+    # is one measured too few times, or against too few runs of the baseline, for a 95%
+    # interval of each median to mean anything.
+    enough = min(top.n, base.n) >= MIN_SIDE
+    significant = (bool(changed) and math.isfinite(search.median(best)) and enough
                    and stats.clears(top, base))
     points = []
     for pid, samples in search.samples.items():
@@ -178,6 +237,19 @@ def _document(args: argparse.Namespace, state: State, space: Space, objective: O
         detail = ("weighted geometric mean of " + ", ".join(
             f"{x.bench} (weight {x.weight:g})" for x in objective.metrics)
             + "; the score is lower when the figures are better")
+    # Why a changed best point is not recommended although it looks better, when the budget
+    # is the reason: the report says so (and how many runs would do).
+    too_few = None
+    if best == BASELINE:
+        too_few = {"best_runs": 0, "baseline_runs": base.n, "minimum": MIN_SIDE}
+    elif (changed and not enough and math.isfinite(search.median(best))
+            and top.median < base.median):
+        too_few = {"best_runs": top.n, "baseline_runs": base.n, "minimum": MIN_SIDE}
+    timing = None
+    if deadline is not None:
+        timing = {"budget_seconds": deadline.seconds, "ended": state.elapsed,
+                  "first_plan": plan.first_total, "last_plan": plan.total,
+                  "stopped_at_deadline": cut}
     return {
         "tool": "gasnet-tune", "date": datetime.datetime.now().astimezone().isoformat(
             timespec="seconds"),
@@ -191,8 +263,10 @@ def _document(args: argparse.Namespace, state: State, space: Space, objective: O
         "best": {**_estimate(search.samples[best], seed), "id": best},
         "gain": {"median": math.exp(-diff.median) - 1 if math.isfinite(diff.median) else math.nan,
                  "low": math.exp(-diff.high) - 1, "high": math.exp(-diff.low) - 1},
-        "significant": significant,
+        "significant": significant, "too_few_runs": too_few, "time": timing,
         "recommended": changed if significant else {},
         "best_point": best_env, "points": points,
         "history": [[r.point, r.cost] for r in state.runs],
+        "timeline": [{"point": r.point, "started": r.started, "seconds": r.seconds,
+                      "expected": r.expected} for r in state.runs],
     }

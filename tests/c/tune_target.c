@@ -3,15 +3,59 @@
  * answer, the known optimum is found). Takes the bundled benchmarks' command line
  * (--quick --json --only NAME) and prints one record in their schema. Optimum:
  * GASNET_AM_CREDITS_PP=16, GASNET_NETWORKDEPTH_PP=32, GASNET_UDP_DATAGRAM=8192,
- * GASNET_UDP_COALESCE=1, where the figure is 10 us. */
+ * GASNET_UDP_COALESCE=1, where the figure is 10 us.
+ *
+ * Its run time can be set, for testing the tuner's deadline: rank 0 sleeps
+ * TUNE_TARGET_SLEEP seconds, and with TUNE_TARGET_SLOWDOWN=FILE:N:SECONDS it counts its runs
+ * in FILE (one line each) and sleeps SECONDS instead in every run after the N-th: a machine
+ * that becomes busy mid-sweep, without the timing of the test deciding when. */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "test_util.h"
 
 static double knob(const char *name, double dflt) {
   const char *v = gasnet_getenv(name);
   return v && *v ? atof(v) : dflt;
+}
+
+/* The seconds this run sleeps (see the top). */
+static double pause_for(void) {
+  const char *base = getenv("TUNE_TARGET_SLEEP");
+  double seconds = base && *base ? atof(base) : 0;
+  const char *slow = getenv("TUNE_TARGET_SLOWDOWN");
+  if (!slow || !*slow) return seconds;
+  char path[4096];
+  long after;
+  double slow_seconds;
+  const char *colon = strchr(slow, ':');
+  if (!colon || (size_t)(colon - slow) >= sizeof path ||
+      sscanf(colon + 1, "%ld:%lf", &after, &slow_seconds) != 2) {
+    fprintf(stderr, "tune_target: TUNE_TARGET_SLOWDOWN='%s': expected FILE:N:SECONDS\n", slow);
+    gasnet_exit(2);
+  }
+  memcpy(path, slow, (size_t)(colon - slow));
+  path[colon - slow] = '\0';
+  long runs = 0;
+  FILE *f = fopen(path, "r");
+  if (f) {
+    for (int c; (c = fgetc(f)) != EOF;) runs += c == '\n';
+    fclose(f);
+  }
+  f = fopen(path, "a");
+  if (!f || fputs("run\n", f) == EOF || fclose(f) != 0) {
+    fprintf(stderr, "tune_target: %s: cannot count the run\n", path);
+    gasnet_exit(2);
+  }
+  return runs >= after ? slow_seconds : seconds;
+}
+
+static void pace(void) {
+  double s = pause_for();
+  if (s <= 0) return;
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0) continue;
 }
 
 int main(int argc, char **argv) {
@@ -38,6 +82,7 @@ int main(int argc, char **argv) {
   double figure = 10 * (1 + 0.3 * pp * pp / 9 + 0.2 * depth * depth / 9 +
                         0.1 * (dgram != 8192) + 0.05 * (coalesce == 0));
   if (gasnet_mynode() == 0) {
+    pace();
     if (json)
       printf("{\"bench\": \"tune_target\", \"path\": \"synthetic\", \"conduit\": \"%s\", "
              "\"ranks\": %d, \"hosts\": 1, \"size\": 0, \"unit\": \"us\", \"better\": \"lower\", "
