@@ -25,7 +25,9 @@ static const gasneti_knob_t rows[] = {
     /* ---- collectives and exit ---- */
     {"GASNET_BARRIER", GASNETI_KNOB_ENUM, "PSHM", 0, 0, "PSHM|AMDISSEM", "", J, "all",
      "Barrier algorithm: PSHM (shared memory inside a supernode, AM dissemination between "
-     "supernodes) or AMDISSEM (AM dissemination among all ranks).",
+     "supernodes) or AMDISSEM (AM dissemination among all ranks). PSHM stays the default: "
+     "gasnet-tune found no gain from AMDISSEM on smp (2 and 8 ranks) and met it on udp only "
+     "inside whole points (docs/knob-defaults.md).",
      GASNETI_TUNED("PSHM,AMDISSEM", NULL)},
     {"GASNET_EXITTIMEOUT", GASNETI_KNOB_DOUBLE, "", 0.001, 86400, NULL, "seconds", J, "all",
      "Time for all ranks to leave once one has (default: min(_MAX, _MIN + _FACTOR * ranks)).", GASNETI_NOT_TUNED},
@@ -141,17 +143,22 @@ static const gasneti_knob_t rows[] = {
     {"GASNET_AM_CREDITS_TOTAL", GASNETI_KNOB_INT, "", 0, 65535, NULL, "requests", J,
      "network",
      "AM requests in flight from a rank in all (default: min(256, ranks * _PP); 0: no limit "
-     "beyond the hardware's).",
+     "beyond the hardware's). gasnet-tune's udp pick, 256, is this default at _PP=64 "
+     "(docs/knob-defaults.md).",
      GASNETI_TUNED("32,64,128,256,512,1024", NULL)},
     {"GASNET_AM_CREDITS_SLACK", GASNETI_KNOB_INT, "1", 0, 1024, NULL, "credits", J, "network",
-     "Credits a responder may bank before it sends a hidden reply to return them.",
+     "Credits a responder may bank before it sends a hidden reply to return them. 1 stays the "
+     "default: gasnet-tune's other picks were within its noise (docs/knob-defaults.md).",
      GASNETI_TUNED("0,1,2,4,8", "<=GASNET_AM_CREDITS_PP")},
     {"GASNET_NETWORKDEPTH_PP", GASNETI_KNOB_INT, "24", 1, 4096, NULL, "operations", J, "network",
      "Network operations in flight to each peer (what one operation is belongs to the "
-     "conduit: its README says).",
+     "conduit: its README says). 24 stays the default: gasnet-tune pointed below it on udp "
+     "(16) and above it on ofi (64) (docs/knob-defaults.md).",
      GASNETI_TUNED("4,8,16,24,32,64", NULL)},
     {"GASNET_NETWORKDEPTH_TOTAL", GASNETI_KNOB_INT, "255", 0, 65535, NULL, "operations", J, "network",
-     "Network operations in flight from a rank in all (0: the most the hardware allows).",
+     "Network operations in flight from a rank in all (0: the most the hardware allows). 255 "
+     "stays the default: gasnet-tune's picks came only inside whole points, never measured "
+     "alone (docs/knob-defaults.md).",
      GASNETI_TUNED("64,128,255,512,1024", NULL)},
     /* ---- node planning (gasnetrun) ---- */
     {"GASNET_PROBE_ROOT", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",

@@ -19,20 +19,25 @@ static const gasneti_knob_t rows[] = {
      "topology: the NIC nearest each socket).", GASNETI_NOT_TUNED},
     {"GASNET_OFI_RECV_BUFFER_SIZE", GASNETI_KNOB_SIZE, "1M", 131072, 1073741824, NULL, "bytes",
      J, "ofi", "ofi: size of each multi-receive buffer messages land in (at least 128K: two of "
-     "the largest message).", GASNETI_TUNED("256K,512K,1M,4M", NULL)},
+     "the largest message). The default stays: gasnet-tune's 512K came in one sampled point "
+     "with two other knobs, not measured alone (docs/knob-defaults.md).", GASNETI_TUNED("256K,512K,1M,4M", NULL)},
     {"GASNET_OFI_RECV_BUFFERS", GASNETI_KNOB_INT, "8", 2, 1024, NULL, "buffers", J, "ofi",
      "ofi: multi-receive buffers each rank posts (one is reposted once every message in it "
-     "was handled).", GASNETI_TUNED("2,4,8,16,32", NULL)},
+     "was handled; gasnet-tune keeps 8).", GASNETI_TUNED("2,4,8,16,32", NULL)},
     {"GASNET_OFI_INJECT_LIMIT", GASNETI_KNOB_SIZE, "", 0, 4096, NULL, "bytes", J, "ofi",
      "ofi: messages and puts up to this size go by fi_inject (the provider copies them at "
-     "once); default and upper bound: the provider's inject size (at most 4096).",
+     "once); default and upper bound: the provider's inject size (at most 4096). The default "
+     "stays: gasnet-tune's 1024 came in one sampled point, not measured alone "
+     "(docs/knob-defaults.md).",
      GASNETI_TUNED("0,64,256,1024,4096", NULL)},
     {"GASNET_OFI_NUM_BBUFS", GASNETI_KNOB_INT, "64", 4, 65536, NULL, "buffers", J, "ofi",
-     "ofi: send and bounce buffers per rank, each the size of the largest message.",
+     "ofi: send and bounce buffers per rank, each the size of the largest message (gasnet-tune "
+     "keeps 64).",
      GASNETI_TUNED("16,32,64,128,256", NULL)},
     {"GASNET_OFI_BBUF_THRESHOLD", GASNETI_KNOB_SIZE, "64K", 0, 1073741824, NULL, "bytes", J,
      "ofi", "ofi: non-bulk puts up to this size are copied into bounce buffers and return at "
-     "once; larger ones wait until the provider is done with their source.",
+     "once; larger ones wait until the provider is done with their source. The default stays: "
+     "gasnet-tune's 4K came in one sampled point, not measured alone (docs/knob-defaults.md).",
      GASNETI_TUNED("0,4K,16K,64K,256K", NULL)},
     {"GASNET_OFI_CQ_SIZE", GASNETI_KNOB_INT, "4096", 64, 1048576, NULL, "entries", J, "ofi",
      "ofi: entries of each rank's completion queue.", GASNETI_NOT_TUNED},

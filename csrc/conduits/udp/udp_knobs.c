@@ -24,14 +24,17 @@ static const gasneti_knob_t rows[] = {
      GASNETI_NOT_TUNED},
     {"GASNET_UDP_DATAGRAM", GASNETI_KNOB_SIZE, "", 512, 65507, NULL, "bytes", J, "udp",
      "udp: largest datagram (default: 65507 between ranks of one host, the interface MTU "
-     "minus headers between hosts); IP fragmentation is never used.",
+     "minus headers between hosts); IP fragmentation is never used. The default stays: "
+     "gasnet-tune's smaller picks were measured on loopback only, and between hosts the "
+     "default is the largest datagram that needs no fragments (docs/knob-defaults.md).",
      GASNETI_TUNED("1472,4096,8192,16384,32768,65507", NULL)},
     {"GASNET_UDP_COALESCE", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "udp",
-     "udp: small AMs to one peer produced within one poll travel in one datagram.",
+     "udp: small AMs to one peer produced within one poll travel in one datagram (gasnet-tune "
+     "keeps it on).",
      GASNETI_TUNED("0,1", NULL)},
     {"GASNET_UDP_GSO", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "udp",
      "udp: send runs of full datagrams with UDP segmentation offload (and receive with GRO) "
-     "where the kernel has them.", GASNETI_TUNED("0,1", NULL)},
+     "where the kernel has them (gasnet-tune keeps it on).", GASNETI_TUNED("0,1", NULL)},
     {"GASNET_SPAWNFN", GASNETI_KNOB_ENUM, "", 0, 0, "L|S|C", "", J, "udp",
      "udp: GASNet's own start-up convention 'prog N args': L hands the job to gasnetrun with the "
      "local spawner, S with the ssh spawner (hosts from GASNET_SSH_SERVERS); C (a custom spawn "
