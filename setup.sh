@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
-PACKAGES="gcc g++ clang make scons pkg-config python3 python3-dev python3-cffi python3-rich python3-pytest python3-clustershell mypy python3-argparse-manpage man-db nftables iproute2 openssh-client openssh-server util-linux openmpi-bin libopenmpi-dev"
+PACKAGES="gcc g++ clang make scons pkg-config python3 python3-dev python3-cffi python3-rich python3-pytest python3-pytest-xdist python3-clustershell mypy python3-argparse-manpage man-db nftables iproute2 openssh-client openssh-server util-linux openmpi-bin libopenmpi-dev"
 # Site launchers the pmi and mpi spawners are tested under: PMIx, MPICH's Hydra, Slurm
 # (with munge and Slurm's PMI-2 client); gasnet-tune's statistics and plots (scipy,
 # matplotlib); rdma-core's libibverbs (the ibv conduit), its ibv_devinfo and hwloc's lstopo

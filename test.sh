@@ -15,6 +15,20 @@ else
   scons -Q -j"$(nproc)"
   scons -Q -j"$(nproc)" debug=1
 fi
+# Tests run in parallel (pytest-xdist, Debian's python3-pytest-xdist) on one worker per core,
+# at most 4: most of a job's time is waiting (ssh, start-up, exit), and tests that share
+# something the machine has once run on one worker (conftest.py: xdist_group).
+# TEST_WORKERS=1 runs them one after the other.
+workers=()
+if /usr/bin/python3 -c 'import xdist' 2>/dev/null; then
+  cores=$(nproc)
+  n="${TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}"
+  if ! [[ "$n" =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ]; then
+    echo "test.sh: TEST_WORKERS=$n is not a number of workers (1 or more)" >&2
+    exit 2
+  fi
+  [ "$n" -gt 1 ] && workers=(-n "$n" --dist loadgroup)
+fi
 # Debian's interpreter: it has python3-pytest (a pyenv python3 on PATH may not). The slowest
 # tests are listed at the end: where the time goes.
-exec /usr/bin/python3 -m pytest -q tests --durations=15 "${select[@]}" "$@"
+exec /usr/bin/python3 -m pytest -q tests --durations=15 "${workers[@]}" "${select[@]}" "$@"

@@ -202,8 +202,25 @@ def opt_build() -> Build:
     return Build("opt", path)
 
 
-def rank_processes() -> list[str]:
-    """Processes running any program from a build tree (none may outlive its job)."""
+# The pytest-xdist worker this process is (gw0, gw1...), or None in a plain pytest run. Jobs
+# inherit the variable: gasnetrun hands its whole environment to every rank, on every host.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+
+
+def started_by(pid: str, worker: str) -> bool:
+    """Whether process pid carries worker's mark in its environment."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return f"PYTEST_XDIST_WORKER={worker}".encode() in environ
+
+
+def rank_processes(worker: str | None = WORKER) -> list[str]:
+    """Processes running any program from a build tree (none may outlive its job). Under
+    pytest-xdist, only the worker's own: the other workers' jobs run beside it. (A rank that
+    lost the mark, as one a bare mpirun starts on another host, is found by the controller's
+    check after every worker is done: rank_processes(None).)"""
     found = []
     markers = [str(p) for p in BUILDS.values()]
     for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
@@ -211,9 +228,11 @@ def rank_processes() -> list[str]:
             text = Path(cmdline).read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
+        pid = cmdline.split('/')[2]
         if any(re.search(re.escape(m) + r"/\w+/(tests|examples|bench)/", text)
-               for m in markers) and "pytest" not in text:
-            found.append(f"{cmdline.split('/')[2]}: {text.strip()}")
+               for m in markers) and "pytest" not in text \
+                and (worker is None or started_by(pid, worker)):
+            found.append(f"{pid}: {text.strip()}")
     return found
 
 
@@ -252,10 +271,11 @@ def shm_leftovers() -> list[str]:
     return [path for path in found if path not in mapped]
 
 
-def wait_for_nothing_left(seconds: float = 3.0) -> tuple[list[str], list[str]]:
+def wait_for_nothing_left(seconds: float = 3.0,
+                          worker: str | None = WORKER) -> tuple[list[str], list[str]]:
     deadline = time.monotonic() + seconds
     while True:
-        procs, shm = rank_processes(), shm_leftovers()
+        procs, shm = rank_processes(worker), shm_leftovers()
         if (not procs and not shm) or time.monotonic() > deadline:
             return procs, shm
         time.sleep(0.05)
@@ -284,10 +304,13 @@ INSTALL_BYTECODE: set[Path] = set()
 def install_home(tmp_path_factory) -> Path:
     """A home directory whose gasnet/ is `scons install prefix=$HOME/gasnet` of this tree, as
     README's first job makes it: one install per session (a prefix is compiled into the
-    libraries, so each new one rebuilds them), shared by test_install.py and test_readme.py."""
+    libraries, so each new one rebuilds them), shared by test_install.py and test_readme.py.
+    It builds in a tree of its own: build/ stays what every other test runs, unchanged while
+    they run."""
     home = tmp_path_factory.mktemp("home")
-    proc = subprocess.run(["scons", "-Q", f"prefix={home / 'gasnet'}", "install"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(["scons", "-Q", f"-j{os.cpu_count() or 2}",
+                           f"builddir={home / 'build'}", f"prefix={home / 'gasnet'}", "install"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     INSTALL_BYTECODE.update((home / "gasnet").rglob("*.pyc"))
     return home
@@ -386,6 +409,22 @@ def _sampled(case: dict[str, object]) -> bool:
     return flavour != main
 
 
+def xdist_group(item: pytest.Item, case: dict[str, object]) -> str | None:
+    """The pytest-xdist group (bash test.sh runs --dist loadgroup: a group's tests run on one
+    worker) of tests that share something one machine has once: the test Slurm (fixed ports,
+    one munge daemon), the source tree's scons state, or a module's network-namespace
+    cluster (built once per module, not once per worker)."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & {"slurm", "slurm_hosts"} or getattr(case.get("runner"), "slurm", False):
+        return "slurm"
+    if "install_home" in fixtures or item.nodeid.startswith("tests/test_conduit_template.py"):
+        return "scons"
+    if fixtures & CLUSTER_FIXTURES:
+        return item.nodeid.split("::")[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups this sets
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Only the cases that apply are collected (and on sampled targets, one per test
     function); the quick tier gets the unit tests and the first case of every job test on the
@@ -408,6 +447,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())) \
                 or getattr(case.get("runner"), "slurm", False):
             item.add_marker(pytest.mark.cluster)
+        group = xdist_group(item, case)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
         if any(item.get_closest_marker(m) for m in ("timing", "slow", "cluster")):
             continue
         marker = item.get_closest_marker("conduit")
@@ -422,6 +464,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = kept
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under pytest-xdist, each test checks only its own worker's processes; once every worker
+    is done the controller checks the whole machine, so that a rank that lost its worker's
+    mark (and with it the per-test check) still fails the run."""
+    if WORKER is not None or not getattr(session.config.option, "numprocesses", None):
+        return
+    procs, shm = wait_for_nothing_left(worker=None)
+    if procs or shm:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"left behind after every test: processes {procs}, "
+                                f"/dev/shm objects {shm}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="module")

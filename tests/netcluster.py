@@ -31,6 +31,26 @@ def run_tag() -> str:
     return tag
 
 
+def pids_in_namespaces(prefix: str) -> set[int]:
+    """Processes living in the network namespaces whose names start with prefix_: one
+    cluster's hosts. All fake hosts share the machine's process table (and other test runs'
+    clusters share it too), so this is how a test tells its cluster's processes apart."""
+    inodes = set()
+    for ns in Path("/run/netns").glob(f"{prefix}_*"):
+        try:
+            inodes.add(ns.stat().st_ino)
+        except OSError:
+            pass
+    found = set()
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if entry.joinpath("ns", "net").stat().st_ino in inodes:
+                found.add(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def _run(*cmd: str) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -145,17 +165,10 @@ class Cluster:
         ours = list(Path("/run/netns").glob(f"{self.prefix}_*"))
         # sshd's per-connection processes (and anything a failed test left) outlive the
         # daemon: nothing may keep running in a namespace about to lose its network.
-        inodes = set()
-        for ns in ours:
+        for pid in pids_in_namespaces(self.prefix):
             try:
-                inodes.add(ns.stat().st_ino)
+                os.kill(pid, 9)
             except OSError:
-                pass
-        for entry in Path("/proc").glob("[0-9]*"):
-            try:
-                if entry.joinpath("ns", "net").stat().st_ino in inodes:
-                    os.kill(int(entry.name), 9)
-            except (OSError, ValueError):
                 continue
         for ns in ours:
             subprocess.run(["ip", "netns", "del", ns.name], check=False)

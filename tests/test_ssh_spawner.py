@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILDS, Build, Result, built, job_env, wait_for_nothing_left
-from netcluster import Cluster, why_not_available
+from netcluster import Cluster, pids_in_namespaces, why_not_available
 
 
 CLUSTER_PREFIX = ["gt"]  # the namespace names' prefix (netcluster.run_tag tells runs apart)
@@ -71,15 +71,16 @@ def env_lines(result: Result) -> list[tuple[int, str, str, str, str]]:
 
 
 def agents_left() -> list[str]:
-    """gasnetrun agents still running anywhere (all the fake hosts share one process table)."""
+    """gasnetrun agents still running on this module's hosts (all fake hosts share one process
+    table with other test runs': their agents are not this test's)."""
     found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+    for pid in pids_in_namespaces(CLUSTER_PREFIX[0]):
         try:
-            argv = cmdline.read_bytes().split(b"\0")
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
         if b"--agent" in argv and any(a.endswith(b"/gasnetrun_entry.py") for a in argv):
-            found.append(cmdline.parent.name)
+            found.append(str(pid))
     return found
 
 
@@ -274,11 +275,13 @@ def start_job(cluster: Cluster, build: Build, args: list[str],
 
 
 def running_ranks(program: str) -> int:
-    """Processes whose argv[0] is `program` (the launcher's own command line names it too)."""
+    """Processes on this module's hosts whose argv[0] is `program` (the launcher's own command
+    line names it too)."""
     found = 0
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+    for pid in pids_in_namespaces(CLUSTER_PREFIX[0]):
         try:
-            found += cmdline.read_bytes().split(b"\0")[0] == program.encode()
+            found += Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] == \
+                program.encode()
         except OSError:
             continue
     return found
