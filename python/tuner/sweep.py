@@ -312,7 +312,7 @@ def _document(args: argparse.Namespace, state: State, space: Space, objective: O
     baseline_failed = None if baseline_failure is None else {
         "reason": baseline_failure, "measured_runs": base.n, "after_runs": len(state.runs)}
     method = (plan.describe() if plan else
-              "none (the sweep ended before its plan: the baseline could not be measured)")
+              "none (the sweep ended in its calibration, before it had a plan)")
     return {
         "tool": "gasnet-tune", "date": datetime.datetime.now().astimezone().isoformat(
             timespec="seconds"),
