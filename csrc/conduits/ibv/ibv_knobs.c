@@ -13,10 +13,10 @@ static const gasneti_knob_t rows[] = {
      "Probe how much memory the HCA can really pin instead of trusting GASNET_PHYSMEM_MAX.", GASNETI_NOT_TUNED},
     {"GASNET_PACKEDLONG_LIMIT", GASNETI_KNOB_SIZE, "4012", 0, 65536, NULL, "bytes", J, "ibv",
      "Long payloads up to this size travel packed with the header, copied in place on arrival "
-     "(at most gasnet_AMMaxMedium(), 4096). 4012 stays the default: gasnet-tune found no "
-     "significant gain on fakeverbs, a simulator whose timings say nothing about an HCA "
-     "(docs/knob-defaults.md).",
-     GASNETI_TUNED("0,512,1024,2048,4012,8192,16384", NULL)},
+     "(at most gasnet_AMMaxMedium(), 4096: a larger value means 4096). 4012 stays the "
+     "default: gasnet-tune found no significant gain on fakeverbs, a simulator whose timings "
+     "say nothing about an HCA (docs/knob-defaults.md).",
+     GASNETI_TUNED("0,512,1024,2048,4012,4096", NULL)},
     /* ---- connections (ibv) ---- */
     {"GASNET_CONNECT_STATIC", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "ibv",
      "Connect at start-up to the peers of GASNET_CONNECTFILE_IN, or to all peers.", GASNETI_NOT_TUNED},
