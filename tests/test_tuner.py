@@ -353,7 +353,9 @@ def test_a_full_disk_in_out_is_a_message_and_leaves_no_debris(udp_opt, tmp_path,
     (lambda d: d["runs"][1].update(cost=float("nan")), "run 1: cost nan is not a number"),
     (lambda d: d.update(runs={}), "runs {}: expected a list"),
     (lambda d: d["runs"][0].update(point="p9999"), "run 0: point 'p9999' is not in points"),
-], ids=["cost-abc", "points-null", "cost-nan", "runs-object", "unknown-point"])
+    (lambda d: d.update(baseline_failures=[{"error": 3}]), "baseline_failures 0: {'error': 3} is"),
+], ids=["cost-abc", "points-null", "cost-nan", "runs-object", "unknown-point",
+        "baseline-failure"])
 def test_a_damaged_state_file_is_refused_naming_the_field(udp_opt, tmp_path, damage, message):
     out = tmp_path / "out"
     first = tune(udp_opt, *small_target_sweep(udp_opt, out))
@@ -454,3 +456,79 @@ def test_a_time_budget_the_calibration_uses_up_gives_a_report_not_a_traceback(ud
     assert doc["runs"] == 2 and doc["recommended"] == {} and doc["best"]["id"] == "baseline"
     said = "the budget was too small: it ended after the baseline's 2 calibration runs"
     assert said in (out / "tuned.env").read_text() and env_lines(out / "tuned.env") == {}
+
+
+# ---- a failed baseline run does not end a sweep (issue 37, item 3) ---------------------------
+
+def failing_target_sweep(build: Build, tmp_path: Path, fail: str,
+                         bad_credits: str = "") -> tuple[subprocess.CompletedProcess[str], Path]:
+    """A 12-run grid over credits 12, 16, 32 (2 rounds) on tune_target, whose baseline runs
+    fail as TUNE_TARGET_FAIL=FILE:FIRST:COUNT says (counted in tmp_path/baseline.count), and
+    whose runs with credits bad_credits always fail."""
+    out, space = tmp_path / "out", tmp_path / "credits.space"
+    space.write_text("GASNET_AM_CREDITS_PP = 12, 16, 32\n")
+    env = {"TUNE_TARGET_FAIL": f"{tmp_path / 'baseline.count'}:{fail}",
+           "TUNE_TARGET_FAIL_CREDITS": bad_credits, "COLUMNS": "400"}
+    proc = tune(build, *small_target_sweep(build, out, "12runs", space), env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc, out
+
+
+def baseline_runs_tried(tmp_path: Path) -> int:
+    return len((tmp_path / "baseline.count").read_text().splitlines())
+
+
+def test_a_baseline_run_that_fails_once_is_tried_again_and_the_sweep_goes_on(udp_opt,
+                                                                                tmp_path):
+    """The first baseline run fails (on a loaded machine: one run past the run timeout), the
+    retry works: the sweep spends its whole budget and reports, the failure said and kept out
+    of the figures. A point that always fails (credits 32) is a failed point, and the sweep
+    goes on past it too."""
+    proc, out = failing_target_sweep(udp_opt, tmp_path, "1:1", bad_credits="32")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads((out / "report.json").read_text())
+    state = json.loads((out / "state.json").read_text())
+    assert doc["runs"] == 12 and doc["baseline_failed"] is None
+    measured = sum(1 for r in state["runs"] if r["point"] == "baseline")
+    assert baseline_runs_tried(tmp_path) == measured + 1  # the failed one was not counted
+    [failure] = state["baseline_failures"]
+    assert failure["after_run"] == 0 and "exited with 1" in failure["error"], failure
+    said = "1 failed baseline run, left out of the figures (a failed baseline run is tried again"
+    for text in ((out / "report.md").read_text(), (out / "tuned.env").read_text(), proc.stdout):
+        assert said in text
+    bad = [p for p in doc["points"] if p["env"].get("GASNET_AM_CREDITS_PP") == "32"]
+    assert bad and bad[0]["failed"] and bad[0]["n"] == 2, bad  # tried in both rounds
+    assert doc["recommended"].get("GASNET_AM_CREDITS_PP") != "32"
+
+
+def test_a_baseline_that_never_runs_ends_the_sweep_with_a_report_saying_why(udp_opt,
+                                                                              tmp_path):
+    """Every baseline run fails: after 3 tries the sweep ends with exit 1, a report and an
+    empty tuned.env whose verdict says the baseline could not be measured, and why."""
+    proc, out = failing_target_sweep(udp_opt, tmp_path, "1:1000")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert baseline_runs_tried(tmp_path) == 3
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["runs"] == 0 and doc["recommended"] == {}
+    assert doc["baseline_failed"]["measured_runs"] == 0
+    said = "the baseline could not be measured (it failed 3 runs in a row, the last: gasnetrun"
+    for name in ("report.md", "tuned.env"):
+        assert said in (out / name).read_text(), name
+    assert said in proc.stdout and "exited with 1" in proc.stdout
+    assert env_lines(out / "tuned.env") == {}
+
+
+def test_a_baseline_that_stops_running_mid_sweep_ends_it_with_what_it_has(udp_opt, tmp_path):
+    """The baseline runs of the calibration work, every later one fails: the sweep ends at the
+    grid's first baseline run after 3 tries, with exit 0 and a report from the runs it has,
+    saying why it ended early."""
+    proc, out = failing_target_sweep(udp_opt, tmp_path, "3:1000")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert baseline_runs_tried(tmp_path) == 2 + 3
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["baseline"]["n"] == 2 and 2 <= doc["runs"] < 12
+    assert doc["baseline_failed"]["after_runs"] == doc["runs"]
+    said = f"the sweep ended early, after {doc['runs']} runs, as the baseline could no longer"
+    for name in ("report.md", "tuned.env"):
+        assert said in (out / name).read_text(), name
+    assert env_lines(out / "tuned.env") == {}

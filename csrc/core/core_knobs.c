@@ -152,8 +152,8 @@ static const gasneti_knob_t rows[] = {
      GASNETI_TUNED("0,1,2,4,8", "<=GASNET_AM_CREDITS_PP")},
     {"GASNET_NETWORKDEPTH_PP", GASNETI_KNOB_INT, "24", 1, 4096, NULL, "operations", J, "network",
      "Network operations in flight to each peer (what one operation is belongs to the "
-     "conduit: its README says). 24 stays the default: gasnet-tune pointed below it on udp "
-     "(16) and above it on ofi (64) (docs/knob-defaults.md).",
+     "conduit: its README says). 24 stays the default: gasnet-tune's picks went both ways "
+     "(16 to 64 on udp and ofi), each inside a whole point (docs/knob-defaults.md).",
      GASNETI_TUNED("4,8,16,24,32,64", NULL)},
     {"GASNET_NETWORKDEPTH_TOTAL", GASNETI_KNOB_INT, "255", 0, 65535, NULL, "operations", J, "network",
      "Network operations in flight from a rank in all (0: the most the hardware allows). 255 "

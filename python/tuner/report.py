@@ -71,7 +71,19 @@ def figure_line(doc: dict[str, Any], name: str) -> str:
 
 
 def verdict(doc: dict[str, Any]) -> str:
-    if doc["significant"]:
+    failed = doc.get("baseline_failed")
+    if failed and failed["measured_runs"] == 0:
+        text = (f"the baseline could not be measured ({failed['reason']}): there is nothing to "
+                "compare with, the defaults are kept")
+    elif failed and not doc["significant"]:
+        text = (f"the sweep ended early, after {failed['after_runs']} runs, as the baseline "
+                f"could no longer be measured ({failed['reason']}): from what it measured, "
+                "nothing is recommended; the defaults are kept")
+    elif failed:
+        text = (f"better by {fmt_gain(doc['gain'])}: recommended, from the runs before the "
+                f"sweep ended early, after {failed['after_runs']} runs, as the baseline could "
+                f"no longer be measured ({failed['reason']})")
+    elif doc["significant"]:
         text = f"better by {fmt_gain(doc['gain'])}: recommended"
     elif doc.get("too_few_runs") and doc["too_few_runs"]["best_runs"] == 0:
         text = (f"the budget was too small: it ended after the baseline's "
@@ -85,6 +97,16 @@ def verdict(doc: dict[str, Any]) -> str:
     else:
         text = "no significant gain: the defaults are kept"
     return text + plan_note(doc)
+
+
+def retries_line(doc: dict[str, Any]) -> str | None:
+    """The baseline's failed runs, retried (None when there were none)."""
+    failures = doc.get("baseline_retries") or []
+    if not failures:
+        return None
+    return (f"{len(failures)} failed baseline run{'s' if len(failures) > 1 else ''}, left "
+            "out of the figures (a failed baseline run is tried again, up to 3 runs in a "
+            f"row); the last: {failures[-1]['error']}")
 
 
 def plan_note(doc: dict[str, Any]) -> str:
@@ -112,6 +134,8 @@ def env_text(doc: dict[str, Any]) -> str:
              f"seed {doc['seed']}",
              f"# improvement over the baseline: {fmt_gain(doc['gain'])}",
              f"# verdict: {verdict(doc)}"]
+    if retries_line(doc):
+        lines.append(f"# baseline: {retries_line(doc)}")
     if doc["base_env"]:
         lines.append("# measured on top of: " + " ".join(f"{k}={v}"
                                                           for k, v in doc["base_env"].items()))
@@ -131,7 +155,10 @@ def markdown(doc: dict[str, Any]) -> str:
            f"seed {doc['seed']}, {doc['date']}",
            f"- baseline: {figure_line(doc, 'baseline')}",
            f"- best point: {figure_line(doc, 'best')}",
-           f"- gain: {fmt_gain(doc['gain'])}", f"- **verdict: {verdict(doc)}**", "",
+           f"- gain: {fmt_gain(doc['gain'])}", f"- **verdict: {verdict(doc)}**"]
+    if retries_line(doc):
+        out.append(f"- baseline failures: {retries_line(doc)}")
+    out += ["",
            "| knob | default (baseline) | recommended | best point | values tried |",
            "|---|---|---|---|---|"]
     for k in doc["knobs"]:
@@ -179,5 +206,7 @@ def show(doc: dict[str, Any], console: Console) -> None:
     console.print(f"best point: {figure_line(doc, 'best')}")
     console.print(f"gain:       {fmt_gain(doc['gain'])}")
     console.print(f"verdict:    {verdict(doc)}")
+    if retries_line(doc):
+        console.print(f"failures:   {retries_line(doc)}")
     console.print(f"written:    {doc['out_dir']}/tuned.env, report.md, report.json"
                   + ("".join(f", {os.path.basename(p)}" for p in doc.get("plots", []))))

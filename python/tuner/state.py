@@ -43,6 +43,9 @@ class State:
     finished: bool = False
     meta: dict[str, Any] = field(default_factory=dict)  # the objective's unit and direction
     elapsed: float = 0.0  # the sweep's clock when the state was last saved
+    # Failed baseline runs, which were tried again (not in runs: they measured nothing):
+    # {"after_run": saved runs before it, "error": why, "started", "seconds"}.
+    baseline_failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def path(self) -> str:
@@ -51,7 +54,8 @@ class State:
     def save(self) -> None:
         data = {"version": VERSION, "config": self.config, "points": self.points,
                 "plan_runs": self.plan_runs, "finished": self.finished, "meta": self.meta,
-                "elapsed": self.elapsed, "runs": [vars(r) for r in self.runs]}
+                "elapsed": self.elapsed, "baseline_failures": self.baseline_failures,
+                "runs": [vars(r) for r in self.runs]}
         tmp = self.path + ".tmp"
         try:
             with open(tmp, "w", encoding="utf-8") as f:
@@ -102,6 +106,7 @@ def open_state(out_dir: str, config: dict[str, Any], restart: bool) -> tuple[Sta
         with open(state.path, encoding="utf-8") as f:
             data = json.load(f)
         saved, runs = _check(data)
+        failures = _check_failures(data.get("baseline_failures", []))
     except (OSError, ValueError) as err:
         raise UsageError(f"{state.path}: not a gasnet-tune state file ({err}); use --restart "
                          "to start over in this directory") from None
@@ -115,11 +120,27 @@ def open_state(out_dir: str, config: dict[str, Any], restart: bool) -> tuple[Sta
     state.finished = bool(data.get("finished"))
     state.meta = data.get("meta", {})
     state.elapsed = float(data.get("elapsed", 0.0))
+    state.baseline_failures = failures
     return state, True
 
 
 def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_failures(failures: Any) -> list[dict[str, Any]]:
+    """The saved failed baseline runs, each field checked (ValueError says what is wrong)."""
+    if not isinstance(failures, list):
+        raise ValueError(f"baseline_failures {failures!r}: expected a list")
+    for i, f in enumerate(failures):
+        if not (isinstance(f, dict) and set(f) == {"after_run", "error", "started", "seconds"}
+                and isinstance(f["after_run"], int) and not isinstance(f["after_run"], bool)
+                and f["after_run"] >= 0 and isinstance(f["error"], str)
+                and (f["started"] is None or _number(f["started"])) and _number(f["seconds"])):
+            raise ValueError(f"baseline_failures {i}: {f!r} is not an object of after_run (a "
+                             "whole number >= 0), error (a string), started (a number or "
+                             "null) and seconds (a number)")
+    return failures
 
 
 def _check(data: Any) -> tuple[dict[str, Any], list[SavedRun]]:

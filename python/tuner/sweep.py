@@ -28,10 +28,20 @@ MIN_RUNS = 6
 # 6 is the fewest samples for which a distribution-free 95% interval of a median exists
 # (the range of n samples holds the median with probability 1 - 2 / 2**n: 97% for 6, 94% for 5).
 MIN_SIDE = 6
+# A failed baseline run is tried again, up to this many runs in all, each with twice the
+# time of the one before: on a loaded machine one run can exceed the run timeout (20 times
+# the calibration runs' time) by bad luck, and that alone must not end a sweep. A baseline
+# that fails every time ends the sweep: without it there is nothing to compare with.
+BASELINE_ATTEMPTS = 3
 
 
 class OutOfTime(Exception):
     """The deadline leaves no room for the next run: the sweep ends with what it has."""
+
+
+class BaselineFailed(Exception):
+    """The baseline failed BASELINE_ATTEMPTS runs in a row (or the deadline came before a
+    retry could run): the sweep ends with what it has; the report says why."""
 
 
 def _space(args: argparse.Namespace, conduit: str, env: dict[str, str]) -> Space:
@@ -74,33 +84,36 @@ class Measurer:
             return math.inf if saved.cost is None else saved.cost
         if pid not in self.state.points:
             self.state.points[pid] = self.space.env(self.space.point_of(pid))
-        started, expected, timeout = None, None, None
-        if self.deadline is not None:
-            started = self.deadline.now()
-            expected = self.deadline.expected(self.state.runs) if self.state.runs else 0.0
-            # The calibration always runs: it times a run, and the report needs a baseline.
-            if len(self.state.runs) >= CALIBRATION and not self.deadline.fits(started, expected):
-                self.cut = True
-                raise OutOfTime()
-            if len(self.state.runs) >= CALIBRATION:
-                timeout = min(self.runner.timeout, self.deadline.timeout(started, expected))
-        result = self.runner.run(self.state.points[pid], timeout)
-        if result.timed_out and timeout is not None and timeout < self.runner.timeout:
-            self.cut = True  # stopped at the deadline: says nothing about the point
-            raise OutOfTime()
-        cost: float | None = None
-        if result.error is None:
-            try:
-                cost = self.objective.cost(result.records)
-            except TuneError as err:  # fatal at the baseline (below), a failed point elsewhere
-                result.error = str(err)
-        if result.error is None and cost is not None:
-            if not self.state.meta and self.objective.single:
-                unit, better = self.objective.unit_and_direction(result.records)
-                self.state.meta = {"unit": unit, "better": better}
-        elif pid == BASELINE:
-            raise TuneError(f"the baseline run failed: {result.error}")
         run_index = sum(1 for r in self.state.runs if r.point == pid)
+        # A failed point is a result (it is never recommended); a failed baseline is retried.
+        attempts = BASELINE_ATTEMPTS if pid == BASELINE else 1
+        for attempt in range(attempts):
+            limit = self.runner.timeout * 2 ** attempt
+            started, expected, timeout = self._slot(attempt, limit)
+            result = self.runner.run(self.state.points[pid], timeout)
+            if result.timed_out and timeout < limit:
+                if not self.state.runs:  # no baseline at all: say so, not "out of time"
+                    raise BaselineFailed(f"the deadline came during its run {attempt + 1}")
+                self.cut = True  # stopped at the deadline: says nothing about the point
+                raise OutOfTime()
+            cost: float | None = None
+            if result.error is None:
+                try:
+                    cost = self.objective.cost(result.records)
+                except TuneError as err:  # no usable record: a failed run
+                    result.error = str(err)
+            if result.error is None and cost is not None:
+                if not self.state.meta and self.objective.single:
+                    unit, better = self.objective.unit_and_direction(result.records)
+                    self.state.meta = {"unit": unit, "better": better}
+                break
+            if pid != BASELINE:
+                break
+            self._baseline_failed(run_index, result.records, result.error or "", started,
+                                  result.seconds)
+            if attempt + 1 == attempts:
+                raise BaselineFailed(f"it failed {attempts} runs in a row, the last: "
+                                     f"{result.error}")
         self.state.add_records(pid, run_index, result.records, result.error)
         self.state.runs.append(SavedRun(pid, cost, result.seconds, result.error, started,
                                         expected))
@@ -111,6 +124,36 @@ class Measurer:
         self.progress.advance(self.task)
         self.replan()
         return math.inf if cost is None else cost
+
+    def _slot(self, attempt: int, limit: float) -> tuple[float | None, float | None, float]:
+        """When a run starts on the sweep's clock, how long it is expected to take (time
+        budgets only) and its timeout; raises OutOfTime (or BaselineFailed) when the deadline
+        leaves no room for it."""
+        if self.deadline is None:
+            return None, None, limit
+        started = self.deadline.now()
+        expected = self.deadline.expected(self.state.runs) if self.state.runs else 0.0
+        # The calibration's first tries always run: they time a run, and the report needs a
+        # baseline. Any other run, a retry of the baseline included, must fit the deadline.
+        if len(self.state.runs) < CALIBRATION and attempt == 0:
+            return started, expected, limit
+        if not self.deadline.fits(started, expected):
+            if not self.state.runs:
+                raise BaselineFailed("the budget left no time to try it again")
+            self.cut = True
+            raise OutOfTime()
+        return started, expected, min(limit, self.deadline.timeout(started, expected))
+
+    def _baseline_failed(self, run_index: int, records: list[dict[str, Any]], error: str,
+                         started: float | None, seconds: float) -> None:
+        """Keeps a failed baseline run (its records, and in state.json why it failed) out of
+        the measured runs: the search and a resume see only the runs that measured it."""
+        self.state.add_records(BASELINE, run_index, records, error)
+        self.state.baseline_failures.append({"after_run": len(self.state.runs), "error": error,
+                                             "started": started, "seconds": seconds})
+        if self.deadline is not None:
+            self.state.elapsed = self.deadline.now()
+        self.state.save()
 
     def replan(self) -> None:
         if self.deadline is None or self.plan is None:
@@ -157,28 +200,32 @@ def sweep(args: argparse.Namespace, bin_dir: str, console: Console) -> int:
     search = Search(lambda pid: 0.0)
     deadline = None if budget.seconds is None else Deadline(budget.seconds, state.elapsed)
     plan: Plan | None = None
+    baseline_failure: str | None = None  # why the sweep ended without its baseline
     try:
         with Progress(*columns, console=console, transient=False) as progress:
             task = progress.add_task("calibrating", total=state.plan_runs)
             measurer = Measurer(state, space, runner, objective, progress, task, deadline)
             search.measure = measurer
-            for _ in range(CALIBRATION):
-                search.one(BASELINE)
-            seconds = [r.seconds for r in state.runs[:CALIBRATION]]
-            runner.timeout = max(30.0, 20 * max(seconds))
-            if state.plan_runs is None:
-                # 10% margin: the baseline's runs time the average run only roughly.
-                per_run = 1.1 * sum(seconds) / len(seconds)
-                state.plan_runs = budget.runs if budget.runs is not None else max(
-                    MIN_RUNS, int((budget.seconds or 0) / per_run))
-                state.save()
-            plan = _plan(args, space, state.plan_runs)
-            measurer.plan = plan
-            measurer.replan()  # the calibration's own time counts against the budget
-            progress.update(task, total=plan.total, description=plan.method)
             try:
+                for _ in range(CALIBRATION):
+                    search.one(BASELINE)
+                seconds = [r.seconds for r in state.runs[:CALIBRATION]]
+                runner.timeout = max(30.0, 20 * max(seconds))
+                if state.plan_runs is None:
+                    # 10% margin: the baseline's runs time the average run only roughly.
+                    per_run = 1.1 * sum(seconds) / len(seconds)
+                    state.plan_runs = budget.runs if budget.runs is not None else max(
+                        MIN_RUNS, int((budget.seconds or 0) / per_run))
+                    state.save()
+                plan = _plan(args, space, state.plan_runs)
+                measurer.plan = plan
+                measurer.replan()  # the calibration's own time counts against the budget
+                progress.update(task, total=plan.total, description=plan.method)
                 best = search.run(plan, space, np.random.default_rng(args.seed))
             except OutOfTime:
+                best = search.leader()
+            except BaselineFailed as err:
+                baseline_failure = str(err)
                 best = search.leader()
     except KeyboardInterrupt:
         if deadline is not None:
@@ -191,12 +238,16 @@ def sweep(args: argparse.Namespace, bin_dir: str, console: Console) -> int:
     if deadline is not None:
         state.elapsed = deadline.now()
     state.save()
-    assert plan is not None  # the calibration, which cannot be cut, is followed by a plan
     doc = _document(args, state, space, objective, search, best, plan, conduit, deadline,
-                    measurer.cut)
+                    measurer.cut, baseline_failure)
     doc["plots"] = plots.write_plots(state.out_dir, doc)
     report.write(state.out_dir, doc)
     report.show(doc, console)
+    if not search.samples.get(BASELINE):
+        # No figure to compare with: the report says why, and a script must notice.
+        console.print(f"[red]gasnet-tune: the baseline could not be measured ({baseline_failure})"
+                      f"; nothing was tuned. Run the same command again to retry.[/]")
+        return 1
     return 0
 
 
@@ -206,12 +257,15 @@ def _estimate(samples: list[float], seed: int) -> dict[str, Any]:
 
 
 def _document(args: argparse.Namespace, state: State, space: Space, objective: Objective,
-              search: Search, best: str, plan: Plan, conduit: str, deadline: Deadline | None,
-              cut: bool) -> dict[str, Any]:
+              search: Search, best: str, plan: Plan | None, conduit: str,
+              deadline: Deadline | None, cut: bool,
+              baseline_failure: str | None) -> dict[str, Any]:
     seed = args.seed
-    base = stats.estimate(search.samples[BASELINE], seed)
-    top = stats.estimate(search.samples[best], seed)
-    diff = stats.difference(search.samples[BASELINE], search.samples[best], seed)
+    # A baseline that failed every run has no samples (and then no plan was made).
+    base_samples, best_samples = search.samples.get(BASELINE, []), search.samples.get(best, [])
+    base = stats.estimate(base_samples, seed)
+    top = stats.estimate(best_samples, seed)
+    diff = stats.difference(base_samples, best_samples, seed)
     # The baseline is the best point when the deadline came before any other was measured.
     best_env = {d.name: d.baseline for d in space.dims} if best == BASELINE else state.points[best]
     changed = {d.name: best_env[d.name] for d in space.dims if best_env[d.name] != d.baseline}
@@ -240,30 +294,41 @@ def _document(args: argparse.Namespace, state: State, space: Space, objective: O
     # Why a changed best point is not recommended although it looks better, when the budget
     # is the reason: the report says so (and how many runs would do).
     too_few = None
-    if best == BASELINE:
+    if baseline_failure is not None:
+        pass  # the report says why the sweep ended instead
+    elif best == BASELINE:
         too_few = {"best_runs": 0, "baseline_runs": base.n, "minimum": MIN_SIDE}
     elif (changed and not enough and math.isfinite(search.median(best))
             and top.median < base.median):
         too_few = {"best_runs": top.n, "baseline_runs": base.n, "minimum": MIN_SIDE}
     timing = None
     if deadline is not None:
+        first = plan.first_total if plan else state.plan_runs or len(state.runs)
         timing = {"budget_seconds": deadline.seconds, "ended": state.elapsed,
-                  "first_plan": plan.first_total, "last_plan": plan.total,
+                  "first_plan": first, "last_plan": plan.total if plan else first,
                   "stopped_at_deadline": cut}
+    # Why the sweep ended early for want of a baseline, and every failed baseline run (the
+    # ones a retry made good too): a report must show what its baseline went through.
+    baseline_failed = None if baseline_failure is None else {
+        "reason": baseline_failure, "measured_runs": base.n, "after_runs": len(state.runs)}
+    method = (plan.describe() if plan else
+              "none (the sweep ended in its calibration, before it had a plan)")
     return {
         "tool": "gasnet-tune", "date": datetime.datetime.now().astimezone().isoformat(
             timespec="seconds"),
         "out_dir": state.out_dir, "conduit": conduit, "ranks": args.n, "hosts": args.hosts,
         "spawner": args.spawner, "objective": args.objective, "objective_detail": detail,
-        "unit": unit, "better": better, "method": plan.describe(), "budget": args.budget,
+        "unit": unit, "better": better, "method": method, "budget": args.budget,
         "runs": len(state.runs), "seed": seed, "base_env": gasnet_env(dict(os.environ)),
         "knobs": [{"name": d.name, "baseline": d.baseline, "values": list(d.values),
                    "best": best_env[d.name]} for d in space.dims],
-        "baseline": _estimate(search.samples[BASELINE], seed),
-        "best": {**_estimate(search.samples[best], seed), "id": best},
+        "baseline": _estimate(base_samples, seed),
+        "best": {**_estimate(best_samples, seed), "id": best},
         "gain": {"median": math.exp(-diff.median) - 1 if math.isfinite(diff.median) else math.nan,
                  "low": math.exp(-diff.high) - 1, "high": math.exp(-diff.low) - 1},
         "significant": significant, "too_few_runs": too_few, "time": timing,
+        "baseline_failed": baseline_failed,
+        "baseline_retries": [dict(f) for f in state.baseline_failures],
         "recommended": changed if significant else {},
         "best_point": best_env, "points": points,
         "history": [[r.point, r.cost] for r in state.runs],

@@ -8,7 +8,14 @@
  * Its run time can be set, for testing the tuner's deadline: rank 0 sleeps
  * TUNE_TARGET_SLEEP seconds, and with TUNE_TARGET_SLOWDOWN=FILE:N:SECONDS it counts its runs
  * in FILE (one line each) and sleeps SECONDS instead in every run after the N-th: a machine
- * that becomes busy mid-sweep, without the timing of the test deciding when. */
+ * that becomes busy mid-sweep, without the timing of the test deciding when.
+ *
+ * Its runs can fail, for testing how the tuner takes a failed run (rank 0 exits with 1):
+ * with TUNE_TARGET_FAIL=FILE:FIRST:COUNT it counts in FILE its runs without
+ * GASNET_AM_CREDITS_PP (the tuner's baseline, when that knob is swept) and fails the FIRST-th
+ * to the (FIRST+COUNT-1)-th of them; with TUNE_TARGET_FAIL_CREDITS=V every run with
+ * GASNET_AM_CREDITS_PP=V fails (a point that does not work). Counted runs, not time, decide
+ * which runs fail. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -20,23 +27,17 @@ static double knob(const char *name, double dflt) {
   return v && *v ? atof(v) : dflt;
 }
 
-/* The seconds this run sleeps (see the top). */
-static double pause_for(void) {
-  const char *base = getenv("TUNE_TARGET_SLEEP");
-  double seconds = base && *base ? atof(base) : 0;
-  const char *slow = getenv("TUNE_TARGET_SLOWDOWN");
-  if (!slow || !*slow) return seconds;
+/* For VAR=FILE:REST: counts this run in FILE (one line each) and returns how many runs it
+ * counted before; *rest points at REST. */
+static long count_run(const char *var, const char *spec, const char **rest) {
   char path[4096];
-  long after;
-  double slow_seconds;
-  const char *colon = strchr(slow, ':');
-  if (!colon || (size_t)(colon - slow) >= sizeof path ||
-      sscanf(colon + 1, "%ld:%lf", &after, &slow_seconds) != 2) {
-    fprintf(stderr, "tune_target: TUNE_TARGET_SLOWDOWN='%s': expected FILE:N:SECONDS\n", slow);
+  const char *colon = strchr(spec, ':');
+  if (!colon || (size_t)(colon - spec) >= sizeof path) {
+    fprintf(stderr, "tune_target: %s='%s': expected FILE:...\n", var, spec);
     gasnet_exit(2);
   }
-  memcpy(path, slow, (size_t)(colon - slow));
-  path[colon - slow] = '\0';
+  memcpy(path, spec, (size_t)(colon - spec));
+  path[colon - spec] = '\0';
   long runs = 0;
   FILE *f = fopen(path, "r");
   if (f) {
@@ -48,7 +49,41 @@ static double pause_for(void) {
     fprintf(stderr, "tune_target: %s: cannot count the run\n", path);
     gasnet_exit(2);
   }
+  *rest = colon + 1;
+  return runs;
+}
+
+/* The seconds this run sleeps (see the top). */
+static double pause_for(void) {
+  const char *base = getenv("TUNE_TARGET_SLEEP");
+  double seconds = base && *base ? atof(base) : 0;
+  const char *slow = getenv("TUNE_TARGET_SLOWDOWN");
+  if (!slow || !*slow) return seconds;
+  const char *rest;
+  long runs = count_run("TUNE_TARGET_SLOWDOWN", slow, &rest);
+  long after;
+  double slow_seconds;
+  if (sscanf(rest, "%ld:%lf", &after, &slow_seconds) != 2) {
+    fprintf(stderr, "tune_target: TUNE_TARGET_SLOWDOWN='%s': expected FILE:N:SECONDS\n", slow);
+    gasnet_exit(2);
+  }
   return runs >= after ? slow_seconds : seconds;
+}
+
+/* Whether this run fails (see the top). */
+static int fails(void) {
+  const char *credits = getenv("GASNET_AM_CREDITS_PP");
+  const char *bad = getenv("TUNE_TARGET_FAIL_CREDITS");
+  if (bad && *bad && credits && strcmp(credits, bad) == 0) return 1;
+  const char *spec = getenv("TUNE_TARGET_FAIL");
+  if (!spec || !*spec || (credits && *credits)) return 0;
+  const char *rest;
+  long runs = count_run("TUNE_TARGET_FAIL", spec, &rest), first, count;
+  if (sscanf(rest, "%ld:%ld", &first, &count) != 2) {
+    fprintf(stderr, "tune_target: TUNE_TARGET_FAIL='%s': expected FILE:FIRST:COUNT\n", spec);
+    gasnet_exit(2);
+  }
+  return runs + 1 >= first && runs + 1 < first + count;
 }
 
 static void pace(void) {
@@ -82,6 +117,10 @@ int main(int argc, char **argv) {
   double figure = 10 * (1 + 0.3 * pp * pp / 9 + 0.2 * depth * depth / 9 +
                         0.1 * (dgram != 8192) + 0.05 * (coalesce == 0));
   if (gasnet_mynode() == 0) {
+    if (fails()) {
+      fprintf(stderr, "tune_target: this run fails, as TUNE_TARGET_FAIL* asked\n");
+      gasnet_exit(1);
+    }
     pace();
     if (json)
       printf("{\"bench\": \"tune_target\", \"path\": \"synthetic\", \"conduit\": \"%s\", "

@@ -13,8 +13,10 @@ static const gasneti_knob_t rows[] = {
      "Probe how much memory the HCA can really pin instead of trusting GASNET_PHYSMEM_MAX.", GASNETI_NOT_TUNED},
     {"GASNET_PACKEDLONG_LIMIT", GASNETI_KNOB_SIZE, "4012", 0, 65536, NULL, "bytes", J, "ibv",
      "Long payloads up to this size travel packed with the header, copied in place on arrival "
-     "(at most gasnet_AMMaxMedium(), 4096).",
-     GASNETI_TUNED("0,512,1024,2048,4012,8192,16384", NULL)},
+     "(at most gasnet_AMMaxMedium(), 4096: a larger value means 4096). 4012 stays the "
+     "default: gasnet-tune found no significant gain on fakeverbs, a simulator whose timings "
+     "say nothing about an HCA (docs/knob-defaults.md).",
+     GASNETI_TUNED("0,512,1024,2048,4012,4096", NULL)},
     /* ---- connections (ibv) ---- */
     {"GASNET_CONNECT_STATIC", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", J, "ibv",
      "Connect at start-up to the peers of GASNET_CONNECTFILE_IN, or to all peers.", GASNETI_NOT_TUNED},
@@ -44,12 +46,16 @@ static const gasneti_knob_t rows[] = {
      "Shared receive queues: -1 when per-peer queues would need more than GASNET_RBUF_COUNT "
      "buffers, 0 never, n in jobs of n ranks or more.", GASNETI_NOT_TUNED},
     {"GASNET_INLINESEND_LIMIT", GASNETI_KNOB_SIZE, "72", 0, 256, NULL, "bytes", J, "ibv",
-     "Messages and puts up to this size are posted inline (copied into the work request).",
+     "Messages and puts up to this size are posted inline (copied into the work request). 72 "
+     "stays the default: gasnet-tune found no significant gain on fakeverbs, a simulator "
+     "whose timings say nothing about an HCA's inline limits (docs/knob-defaults.md).",
      GASNETI_TUNED("0,32,72,128,256", NULL)},
     {"GASNET_NONBULKPUT_BOUNCE_LIMIT", GASNETI_KNOB_SIZE, "64K", 0, 1073741824, NULL, "bytes", J,
      "ibv", "Non-bulk puts (and Long payloads) from registered memory up to this size are "
      "copied to bounce buffers and return at once; larger ones wait for the HCA to have read "
-     "their source.", GASNETI_TUNED("0,4K,16K,64K,256K", NULL)},
+     "their source. 64K stays the default: on fakeverbs, where the simulated HCA reads a "
+     "source at once, gasnet-tune found no difference (docs/knob-defaults.md).",
+     GASNETI_TUNED("0,4K,16K,64K,256K", NULL)},
     {"GASNET_QP_TIMEOUT", GASNETI_KNOB_INT, "18", 0, 31, NULL, "", J, "ibv",
      "Acknowledgement timeout of RC queue pairs: 4.096 us x 2^value (18: about 1 s; 0: "
      "infinite).", GASNETI_NOT_TUNED},
