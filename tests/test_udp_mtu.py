@@ -1,0 +1,114 @@
+"""udp across hosts whose path MTU drops mid-job (issue 38, item 1): datagrams are sized at
+start-up to the interfaces' MTU (1500 here, so 1472-byte payloads); the test lowers a link to
+1280 between two phases of a job on two network-namespace hosts (tests/netcluster.py), and the
+transfers after it must arrive whole instead of the job ending with the peer declared
+unreachable. Two paths: the host's own interface and its switch port (its kernel refuses what
+no longer fits, EMSGSIZE, while the other host's frames to it vanish at the switch), and the
+switch port alone (both directions vanish without a word, as a real switch drops frames too
+large for its port). The namespaces' veth links pass a GSO run of datagrams whatever its
+segments' size (a real NIC sends each segment as a frame), so the switch-only case also runs
+without GSO, where every datagram is a frame."""
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Build, job_env
+from netcluster import Cluster, why_not_available
+
+HOSTS = 2
+LOWERED = 1280
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = why_not_available()
+    if why:
+        pytest.skip(why)
+    c = Cluster(tmp_path_factory.mktemp("hosts"), HOSTS, [], prefix="gu", net="10.83.0")
+    try:
+        c.up()
+    except (subprocess.CalledProcessError, RuntimeError) as err:
+        c.down()
+        detail = getattr(err, "stderr", b"") or b""
+        pytest.fail(f"cannot build the test hosts: {err} {detail.decode(errors='replace')}")
+    yield c
+    c.down()
+
+
+def set_mtu(cluster: Cluster, host: int, mtu: int, interface: bool) -> None:
+    """Host h<host>'s port on the bridge, and its own interface too when interface."""
+    ns = f"{cluster.prefix}_h{host}"
+    if interface:
+        subprocess.run(["ip", "-n", ns, "link", "set", f"{cluster.prefix}v{host}", "mtu",
+                        str(mtu)], check=True)
+    subprocess.run(["ip", "-n", f"{cluster.prefix}_sw", "link", "set", f"{cluster.prefix}p{host}",
+                    "mtu", str(mtu)], check=True)
+
+
+def wait_for_ready(job: subprocess.Popen, count: int, seconds: float = 60) -> str:
+    """Until `count` ranks said "ready" (they then poll until the go file exists)."""
+    assert job.stdout is not None
+    fd = job.stdout.fileno()
+    deadline = time.monotonic() + seconds
+    text = b""
+    while text.count(b"ready rank") < count:
+        left = deadline - time.monotonic()
+        assert left > 0, f"only {text.count(b'ready rank')} of {count} ranks became ready"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the job ended before its ranks were ready: {text.decode()}"
+            text += chunk
+    return text.decode()
+
+
+CASES = {"host": (True, "1"), "host-nogso": (True, "0"), "switch": (False, "1"),
+         "switch-nogso": (False, "0")}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_transfers_go_on_when_the_path_mtu_drops_mid_job(cluster, udp_build: Build, tmp_path,
+                                                         case):
+    """Before: the lowered host's kernel refused every full datagram (EMSGSIZE) and the
+    other host's vanished at the switch; either way the job ended 10 s later naming its peer
+    as unreachable, every time. Now each rank re-sizes what it sends to that peer, packets
+    already built go in pieces, every byte arrives, and each rank says once that it did."""
+    interface, gso = CASES[case]
+    go = tmp_path / "go"
+    env = job_env({"GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}", "GASNET_WAIT_MODE": "block",
+                   "GASNET_REQUESTTIMEOUT_MAX": "10", "GASNET_UDP_GSO": gso})
+    argv = [udp_build.gasnetrun, "-n", "2", "-H", ",".join(cluster.hosts(HOSTS)),
+            udp_build.test_program("mtu_drop_test"), str(go)]
+    job = subprocess.Popen(cluster.inside(1, argv), env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                           cwd=Path(udp_build.path).parent)
+    try:
+        before = wait_for_ready(job, 2)
+        set_mtu(cluster, 2, LOWERED, interface)
+        go.touch()
+        out, err = job.communicate(timeout=120)
+    finally:
+        set_mtu(cluster, 2, 1500, interface)
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+    out = before + out
+    assert job.returncode == 0, err
+    assert out.count("mtu_drop_test: rank") == 2 and "FAILED" not in out, out
+    resized = [line for line in err.splitlines() if "no longer fit the path" in line]
+    if interface:
+        # h2 (rank 1) learns it from its kernel: its interface's new MTU, exactly
+        assert any("on rank 1 " in line and "this host's interface MTU was lowered" in line and
+                   f"at most {LOWERED - 28} bytes" in line for line in resized), err
+    if gso == "0":
+        # every datagram a frame: those too large vanish, and each rank finds the size that
+        # passes (with GSO, runs of them reach the veth whole, and may carry everything)
+        assert any("on rank 0 " in line and "vanish on the way" in line and
+                   f"at most {LOWERED - 28} bytes" in line for line in resized), err
+    if not interface and gso == "0":
+        assert any("on rank 1 " in line and "vanish on the way" in line for line in resized), err
