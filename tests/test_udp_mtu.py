@@ -10,8 +10,11 @@ segments' size (a real NIC sends each segment as a frame), so the switch-only ca
 without GSO, where every datagram is a frame."""
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import select
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -51,6 +54,17 @@ def set_mtu(cluster: Cluster, host: int, mtu: int, interface: bool) -> None:
                     "mtu", str(mtu)], check=True)
 
 
+def start(cluster: Cluster, build: Build, go: Path, env: dict[str, str]) -> subprocess.Popen:
+    """mtu_drop_test on h1 (rank 0) and h2 (rank 1), launched from h1."""
+    env = job_env({"GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}", "GASNET_WAIT_MODE": "block",
+                   **env})
+    argv = [build.gasnetrun, "-n", "2", "-H", ",".join(cluster.hosts(HOSTS)),
+            build.test_program("mtu_drop_test"), str(go)]
+    return subprocess.Popen(cluster.inside(1, argv), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            cwd=Path(build.path).parent)
+
+
 def wait_for_ready(job: subprocess.Popen, count: int, seconds: float = 60) -> str:
     """Until `count` ranks said "ready" (they then poll until the go file exists)."""
     assert job.stdout is not None
@@ -80,13 +94,8 @@ def test_transfers_go_on_when_the_path_mtu_drops_mid_job(cluster, udp_build: Bui
     already built go in pieces, every byte arrives, and each rank says once that it did."""
     interface, gso = CASES[case]
     go = tmp_path / "go"
-    env = job_env({"GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}", "GASNET_WAIT_MODE": "block",
-                   "GASNET_REQUESTTIMEOUT_MAX": "10", "GASNET_UDP_GSO": gso})
-    argv = [udp_build.gasnetrun, "-n", "2", "-H", ",".join(cluster.hosts(HOSTS)),
-            udp_build.test_program("mtu_drop_test"), str(go)]
-    job = subprocess.Popen(cluster.inside(1, argv), env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                           cwd=Path(udp_build.path).parent)
+    job = start(cluster, udp_build, go, {"GASNET_REQUESTTIMEOUT_MAX": "10",
+                                         "GASNET_UDP_GSO": gso})
     try:
         before = wait_for_ready(job, 2)
         set_mtu(cluster, 2, LOWERED, interface)
@@ -112,3 +121,34 @@ def test_transfers_go_on_when_the_path_mtu_drops_mid_job(cluster, udp_build: Bui
                    f"at most {LOWERED - 28} bytes" in line for line in resized), err
     if not interface and gso == "0":
         assert any("on rank 1 " in line and "vanish on the way" in line for line in resized), err
+
+
+def test_a_stopped_peer_behind_a_lowered_mtu_is_still_declared_unreachable(cluster, udp_build,
+                                                                          tmp_path):
+    """Re-sizing must not hide a peer that is really gone: with the path lowered, rank 1 (h2)
+    is stopped (its liveness thread too, so nothing answers for it), and rank 0's put goes in
+    full-size datagrams, then in pieces, to nobody. The job still ends naming rank 1 and its
+    host after GASNET_REQUESTTIMEOUT_MAX."""
+    go = tmp_path / "go"
+    job = start(cluster, udp_build, go, {"GASNET_REQUESTTIMEOUT_MAX": "3"})
+    pid = 0
+    try:
+        ready = wait_for_ready(job, 2)
+        found = re.search(r"^ready rank 1 pid (\d+)$", ready, re.M)
+        assert found, ready
+        pid = int(found[1])
+        set_mtu(cluster, 2, LOWERED, True)
+        os.kill(pid, signal.SIGSTOP)
+        go.touch()
+        out, err = job.communicate(timeout=120)
+    finally:
+        set_mtu(cluster, 2, 1500, True)
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+        if pid:  # its agent ends it, unless the test failed first
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert job.returncode == 1, err
+    assert "rank 1 on host h2 acknowledged nothing for 3 s (GASNET_REQUESTTIMEOUT_MAX): it is " \
+           "unreachable" in err, err

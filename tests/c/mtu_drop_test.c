@@ -1,7 +1,7 @@
 /* mtu_drop_test: transfers that start after the path between hosts has shrunk (an interface's
- * MTU lowered mid-job). Ranks attach, say "ready", poll until the file GO exists (the test
- * lowers the MTU meanwhile), then each puts and gets 1 MiB to and from its right neighbour in
- * pieces of every size up to 64 KiB and checks the bytes.
+ * or a switch port's MTU lowered mid-job). Ranks attach, say "ready" with their pid, poll until
+ * the file GO exists (the test lowers the MTU meanwhile), then each puts 1 MiB to its right
+ * neighbour in pieces of many sizes up to 64 KiB, gets it back whole and checks the bytes.
  *
  * usage: mtu_drop_test GO */
 #include <string.h>
@@ -22,18 +22,19 @@ int main(int argc, char **argv) {
   gasnet_seginfo_t *seg = malloc((size_t)n * sizeof *seg);
   GASNET_SAFE(gasnet_getSegmentInfo(seg, n));
   test_barrier();
-  printf("ready rank %d\n", me);
+  printf("ready rank %d pid %d\n", me, (int)getpid());
   fflush(stdout);
   while (access(argv[1], F_OK) != 0) { /* the peers keep being served meanwhile */
     gasnet_AMPoll();
     usleep(1000);
   }
-  test_barrier();
+  /* No barrier here: a peer stopped meanwhile (the test's other case) must meet full-size
+   * datagrams in flight, not a barrier's small ones. */
   int right = (me + 1) % n;
   uint8_t *src = malloc(BYTES), *back = malloc(BYTES);
   fill_pattern(src, BYTES, (uint32_t)me);
   size_t off = 0;
-  for (size_t piece = 1; off < BYTES; piece = piece * 3 % 65536 + 1) {
+  for (size_t piece = 65536; off < BYTES; piece = piece * 3 % 65536 + 1) { /* a full one first */
     size_t len = piece < BYTES - off ? piece : BYTES - off;
     gasnet_put(right, (uint8_t *)seg[right].addr + off, src + off, len);
     off += len;
