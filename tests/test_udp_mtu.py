@@ -17,6 +17,7 @@ import select
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ LOWERED = 1280
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     why = why_not_available()
     if why:
         pytest.skip(why)
@@ -54,7 +55,7 @@ def set_mtu(cluster: Cluster, host: int, mtu: int, interface: bool) -> None:
                     "mtu", str(mtu)], check=True)
 
 
-def start(cluster: Cluster, build: Build, go: Path, env: dict[str, str]) -> subprocess.Popen:
+def start(cluster: Cluster, build: Build, go: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     """mtu_drop_test on h1 (rank 0) and h2 (rank 1), launched from h1."""
     env = job_env({"GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}", "GASNET_WAIT_MODE": "block",
                    **env})
@@ -65,7 +66,7 @@ def start(cluster: Cluster, build: Build, go: Path, env: dict[str, str]) -> subp
                             cwd=Path(build.path).parent)
 
 
-def wait_for_ready(job: subprocess.Popen, count: int, seconds: float = 60) -> str:
+def wait_for_ready(job: subprocess.Popen[str], count: int, seconds: float = 60) -> str:
     """Until `count` ranks said "ready" (they then poll until the go file exists)."""
     assert job.stdout is not None
     fd = job.stdout.fileno()
@@ -86,8 +87,8 @@ CASES = {"host": (True, "1"), "host-nogso": (True, "0"), "switch": (False, "1"),
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_transfers_go_on_when_the_path_mtu_drops_mid_job(cluster, udp_build: Build, tmp_path,
-                                                         case):
+def test_transfers_go_on_when_the_path_mtu_drops_mid_job(cluster: Cluster, udp_build: Build,
+                                                         tmp_path: Path, case: str) -> None:
     """Before: the lowered host's kernel refused every full datagram (EMSGSIZE) and the
     other host's vanished at the switch; either way the job ended 10 s later naming its peer
     as unreachable, every time. Now each rank re-sizes what it sends to that peer, packets
@@ -123,8 +124,8 @@ def test_transfers_go_on_when_the_path_mtu_drops_mid_job(cluster, udp_build: Bui
         assert any("on rank 1 " in line and "vanish on the way" in line for line in resized), err
 
 
-def test_a_stopped_peer_behind_a_lowered_mtu_is_still_declared_unreachable(cluster, udp_build,
-                                                                          tmp_path):
+def test_a_stopped_peer_behind_a_lowered_mtu_is_still_declared_unreachable(
+        cluster: Cluster, udp_build: Build, tmp_path: Path) -> None:
     """Re-sizing must not hide a peer that is really gone: with the path lowered, rank 1 (h2)
     is stopped (its liveness thread too, so nothing answers for it), and rank 0's put goes in
     full-size datagrams, then in pieces, to nobody. The job still ends naming rank 1 and its

@@ -168,8 +168,8 @@ static void take_piece(int src, const udp_pkt_hdr_t *h, uint32_t len,
                        const struct sockaddr_in *from) {
   udp_peer_t *p = &udp.peers[src];
   uint32_t off = (uint32_t)h->code, n = len - (uint32_t)sizeof *h, whole = h->whole;
-  if (whole < sizeof *h || whole > UDP_MAX_PAYLOAD || off % UDP_PART_UNIT || n == 0 || off > whole || n > whole - off ||
-      (n % UDP_PART_UNIT && off + n != whole))
+  if (whole < sizeof *h || whole > UDP_MAX_PAYLOAD || off % UDP_PART_UNIT || n == 0 ||
+      off > whole || n > whole - off || (n % UDP_PART_UNIT && off + n != whole))
     { drop_note("a malformed piece", from); return; }
   if (!gasnetc_rel_wanted(&p->rel, h->seq)) { /* it arrived already: say so again */
     p->rel.ack_due = true;
