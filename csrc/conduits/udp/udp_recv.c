@@ -23,40 +23,8 @@ static void drop_note(const char *why, const struct sockaddr_in *from) {
                     ntohs(from->sin_port), why);
 }
 
-static void run_packet(int src, uint8_t *data, uint32_t len);
-
-/* Whether every message of a data packet is a piece of a Long that runs no handler (the body of
- * a bulk transfer): copying it into place needs nothing else. */
-static bool long_pieces_only(const uint8_t *data, uint32_t len) {
-  const udp_pkt_hdr_t *h = (const udp_pkt_hdr_t *)data;
-  const uint8_t *at = data + sizeof *h;
-  for (int i = 0; i < h->nmsgs; i++) {
-    if ((uint32_t)(data + len - at) < sizeof(udp_msg_hdr_t)) return false;
-    const udp_msg_hdr_t *m = (const udp_msg_hdr_t *)at;
-    if (m->category != GASNETI_AM_LONG || !(m->flags & GASNETI_AM_FRAG) || m->nargs > 16 ||
-        m->chunk > len)
-      return false;
-    at += udp_msg_bytes(m->nargs, m->chunk);
-  }
-  return h->nmsgs > 0;
-}
-
-/* A packet now in order (the caller's reference to its block passes to the queue). A packet of
- * Long pieces only is copied into place at once instead of waiting: the queue then holds only
- * packets whose handlers may have to send (at most the credits' worth of requests, and replies
- * to this rank's own), and those can never fill the buffer pool. Queued, a bulk transfer's
- * pieces could: with small datagrams (a lowered MTU, GASNET_UDP_DATAGRAM) both ranks of a
- * two-way flood ran out of buffers, so neither could accept the other's packets nor send the
- * replies its queued requests needed, and the job stalled for good. */
 static void queue_ready(int peer, uint8_t *data, uint32_t len) {
   udp_peer_t *p = &udp.peers[peer];
-  if (long_pieces_only(data, len)) {
-    /* Credits count once: when their packet is accepted in order. */
-    gasneti_credit_returned(&udp.credits, peer, ((udp_pkt_hdr_t *)data)->credits);
-    run_packet(peer, data, len); /* copies only: no handler, no lock */
-    udp_pool_put(&udp.pool, data);
-    return;
-  }
   udp_pktq_t *q = &p->ready;
   if (q->count == q->cap) { /* grow; rare, and bounded by the pool */
     uint32_t cap = q->cap ? 2 * q->cap : 16;
