@@ -6,8 +6,8 @@ unreachable. Two paths: the host's own interface and its switch port (its kernel
 no longer fits, EMSGSIZE, while the other host's frames to it vanish at the switch), and the
 switch port alone (both directions vanish without a word, as a real switch drops frames too
 large for its port). The namespaces' veth links pass a GSO run of datagrams whatever its
-segments' size (a real NIC sends each segment as a frame), so the switch-only case also runs
-without GSO, where every datagram is a frame."""
+segments' size (a real NIC sends each segment as a frame), so the switch-only case runs without
+GSO, where every datagram is a frame, as the host case does besides its default."""
 from __future__ import annotations
 
 import contextlib
@@ -82,8 +82,9 @@ def wait_for_ready(job: subprocess.Popen[str], count: int, seconds: float = 60) 
     return text.decode()
 
 
-CASES = {"host": (True, "1"), "host-nogso": (True, "0"), "switch": (False, "1"),
-         "switch-nogso": (False, "0")}
+# The switch port alone with GSO is left out: the veth passes GSO runs whatever their
+# segments' size, so there the job got through before the fix too (it tests nothing).
+CASES = {"host": (True, "1"), "host-nogso": (True, "0"), "switch-nogso": (False, "0")}
 
 
 @pytest.mark.parametrize("case", list(CASES))
