@@ -72,7 +72,6 @@ typedef struct {
   uint32_t seq, whole, have; /* have: UDP_PART_UNITs of it received */
   uint64_t got[UDP_BLOCK / UDP_PART_UNIT / 64]; /* which units */
 } udp_whole_t;
-enum { UDP_WHOLES = 8 }; /* per peer; a piece for a ninth packet waits for its resend */
 
 typedef struct {
   struct sockaddr_in addr;
@@ -83,7 +82,10 @@ typedef struct {
   /* Packets to it that arrived only once cut into pieces of narrow_to bytes, after going
    * whole in vain, with no larger whole packet arriving since. */
   uint32_t narrow_to, narrow_votes;
-  udp_whole_t *wholes; /* [UDP_WHOLES] from it, allocated at its first piece */
+  /* [udp.window] from it, allocated at its first piece: one for each packet it may have in
+   * flight, so that no piece waits for a slot (meanwhile its sender would try smaller pieces
+   * and end up re-sizing its datagrams smaller than the path needs) */
+  udp_whole_t *wholes;
   bool network;      /* reached through this conduit (not self, not a supernode peer) */
   bool finished;     /* it returned from main: nothing more goes to it */
   gasnetc_rel_t rel;

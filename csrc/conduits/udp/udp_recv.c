@@ -56,7 +56,7 @@ static void peer_finished(int peer) {
     r->held[i] = NULL;
   }
   r->una = r->next_seq;
-  for (int i = 0; p->wholes && i < UDP_WHOLES; i++)
+  for (uint32_t i = 0; p->wholes && i < udp.window; i++)
     if (p->wholes[i].block) { /* pieces of packets that will never be complete */
       udp_pool_put(&udp.pool, p->wholes[i].block);
       p->wholes[i].block = NULL;
@@ -146,11 +146,11 @@ static void take_data(int src, uint8_t *data, uint32_t len, bool keep) {
 static bool unit_got(const udp_whole_t *w, uint32_t u) { return w->got[u / 64] >> (u % 64) & 1; }
 
 /* The slot putting seq together, else a fresh one (a free slot, or one whose packet arrived
- * meanwhile); NULL when all hold packets still missing pieces or no block is free. */
+ * meanwhile); NULL when no block is free. */
 static udp_whole_t *whole_for(udp_peer_t *p, uint32_t seq, uint32_t whole) {
-  if (!p->wholes) p->wholes = gasneti_calloc(UDP_WHOLES, sizeof *p->wholes);
+  if (!p->wholes) p->wholes = gasneti_calloc(udp.window, sizeof *p->wholes);
   udp_whole_t *fresh = NULL;
-  for (int i = 0; i < UDP_WHOLES; i++) {
+  for (uint32_t i = 0; i < udp.window; i++) {
     udp_whole_t *w = &p->wholes[i];
     if (w->block && w->seq == seq && w->whole == whole) return w;
     if (w->block && !gasnetc_rel_wanted(&p->rel, w->seq)) { /* stale */
