@@ -71,6 +71,7 @@ static void setup_peers(const udp_card_t *cards) {
         cards[r].netns == me->netns)
       p->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* the short way (udp_sock.h) */
     p->dgram = udp_datagram_limit(udp.sock.mtu, cards[r].mtu, same_host);
+    p->other_host = !same_host;
     if (forced && forced < p->dgram) p->dgram = forced;
     p->live_addr = p->addr;
     p->live_addr.sin_port = cards[r].live_port;

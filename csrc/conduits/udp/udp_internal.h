@@ -42,9 +42,14 @@ typedef struct {
   const void *ext;   /* NULL: the whole datagram is in the block */
   uint32_t ext_len;  /* payload bytes at ext; zeros pad the datagram to its length after them */
   uint32_t head_len; /* bytes of the datagram in the block, before the payload */
+  /* ---- a sent data packet (udp_send.c: path MTU) ---- */
+  uint32_t len;      /* the packet's */
+  uint16_t resends;  /* times it was sent again */
+  uint16_t cut;      /* 0: it always went whole; else the size of the pieces it last went in */
 } udp_tail_t;
 enum { UDP_TAIL_AT = UDP_BLOCK - 24, UDP_EXT_MIN = 2048 };
 _Static_assert(UDP_TAIL_AT >= 65507 && UDP_TAIL_AT % 8 == 0, "tail after every datagram");
+_Static_assert(UDP_TAIL_AT + sizeof(udp_tail_t) <= UDP_BLOCK, "tail inside its block");
 static inline udp_tail_t *udp_tail(void *block) {
   return (udp_tail_t *)((uint8_t *)block + UDP_TAIL_AT);
 }
@@ -61,9 +66,26 @@ typedef struct {
 } udp_pktq_t;
 
 /* ---- per peer ---- */
+/* A data packet being put together from its pieces (UDP_PART). */
+typedef struct {
+  uint8_t *block;    /* NULL: the slot is free */
+  uint32_t seq, whole, have; /* have: UDP_PART_UNITs of it received */
+  uint64_t got[UDP_BLOCK / UDP_PART_UNIT / 64]; /* which units */
+} udp_whole_t;
+
 typedef struct {
   struct sockaddr_in addr;
-  uint32_t dgram;    /* largest datagram to it */
+  uint32_t dgram;    /* largest datagram to it (lowered when its path's MTU drops) */
+  bool other_host;   /* on another host: a switch on the way may drop what is too large */
+  /* ---- its path's MTU (udp_send.c) ---- */
+  uint32_t cut_in_flight; /* unacknowledged packets to it that went in pieces */
+  /* Packets to it that arrived only once cut into pieces of narrow_to bytes, after going
+   * whole in vain, with no larger whole packet arriving since. */
+  uint32_t narrow_to, narrow_votes;
+  /* [udp.window] from it, allocated at its first piece: one for each packet it may have in
+   * flight, so that no piece waits for a slot (meanwhile its sender would try smaller pieces
+   * and end up re-sizing its datagrams smaller than the path needs) */
+  udp_whole_t *wholes;
   bool network;      /* reached through this conduit (not self, not a supernode peer) */
   bool finished;     /* it returned from main: nothing more goes to it */
   gasnetc_rel_t rel;
@@ -154,7 +176,8 @@ void udp_flush_all(void);            /* open packets, acknowledgements, hidden c
 void udp_send_now(void);             /* hands udp.out to the socket */
 void udp_mark_dirty(int peer);
 void udp_resend(void *ctx, void *buf, uint32_t len);
-void udp_release(void *ctx, void *buf);
+void udp_release(void *ctx, void *buf);   /* acknowledged (ctx: the peer) */
+void udp_drop_sent(void *buf);            /* never to be acknowledged (the peer finished) */
 /* Sends one AM (without udp_lock held): blocks, serving the network, for credits and room. */
 void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
 void udp_send_control(int peer, int type, int code);

@@ -50,14 +50,19 @@ static void peer_finished(int peer) {
   p->finished = true;
   gasnetc_rel_t *r = &p->rel;
   for (uint32_t i = 0; i < r->window; i++) {
-    if (r->out[i].in_use) udp_release(NULL, r->out[i].buf); /* sent, never to be acknowledged */
+    if (r->out[i].in_use) udp_drop_sent(r->out[i].buf); /* sent, never to be acknowledged */
     if (r->held[i]) udp_pool_put(&udp.pool, r->held[i]);     /* received early, now moot */
     r->out[i].in_use = 0;
     r->held[i] = NULL;
   }
   r->una = r->next_seq;
+  for (uint32_t i = 0; p->wholes && i < udp.window; i++)
+    if (p->wholes[i].block) { /* pieces of packets that will never be complete */
+      udp_pool_put(&udp.pool, p->wholes[i].block);
+      p->wholes[i].block = NULL;
+    }
   if (p->open) {
-    udp_release(NULL, p->open);
+    udp_drop_sent(p->open);
     p->open = NULL;
   }
 }
@@ -74,6 +79,10 @@ static void peer_answered(int peer, uint32_t reads) {
   p->alive_at = now;
   p->polls_seen = reads;
 }
+
+static void take_data(int src, uint8_t *data, uint32_t len, bool keep);
+static void take_piece(int src, const udp_pkt_hdr_t *h, uint32_t len,
+                       const struct sockaddr_in *from);
 
 /* One datagram at data (its block already holds a reference the caller drops later). */
 static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, bool keep) {
@@ -100,11 +109,18 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
     return;
   }
   if (p->finished) return;
-  if (h->type != UDP_DATA && h->type != UDP_ACK) { drop_note("unknown type", from); return; }
+  if (h->type != UDP_DATA && h->type != UDP_ACK && h->type != UDP_PART)
+    { drop_note("unknown type", from); return; }
   gasnetc_rel_ackinfo_t info = {h->ack, h->sack};
   gasnetc_rel_acked(&p->rel, info, udp_now(), &udp.timeouts, udp_release, udp_resend,
                     (void *)(intptr_t)src);
-  if (h->type != UDP_DATA) return;
+  if (h->type == UDP_PART) take_piece(src, h, len, from);
+  else if (h->type == UDP_DATA) take_data(src, data, len, keep);
+}
+
+/* A data packet from src, whole (its block holds a reference that is not this one's). */
+static void take_data(int src, uint8_t *data, uint32_t len, bool keep) {
+  udp_peer_t *p = &udp.peers[src];
   udp_mark_dirty(src); /* it expects an acknowledgement: soon, and at once for a second packet */
   if (p->unacked++ == 0) p->ack_by = udp_now() + UDP_ACK_DELAY;
   else p->ack_by = 0;
@@ -112,6 +128,7 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
     p->rel.ack_due = true;
     return;
   }
+  const udp_pkt_hdr_t *h = (const udp_pkt_hdr_t *)data;
   int what = gasnetc_rel_receive(&p->rel, h->seq, data, len);
   if (what == GASNETC_REL_DELIVER) {
     udp_pool_ref(&udp.pool, data);
@@ -122,6 +139,62 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
   } else if (what == GASNETC_REL_HELD) {
     udp_pool_ref(&udp.pool, data);
   }
+}
+
+/* ---- packets that come in pieces (UDP_PART: their path's MTU dropped after they were
+ * built, see udp_send.c) ---- */
+static bool unit_got(const udp_whole_t *w, uint32_t u) { return w->got[u / 64] >> (u % 64) & 1; }
+
+/* The slot putting seq together, else a fresh one (a free slot, or one whose packet arrived
+ * meanwhile); NULL when no block is free. */
+static udp_whole_t *whole_for(udp_peer_t *p, uint32_t seq, uint32_t whole) {
+  if (!p->wholes) p->wholes = gasneti_calloc(udp.window, sizeof *p->wholes);
+  udp_whole_t *fresh = NULL;
+  for (uint32_t i = 0; i < udp.window; i++) {
+    udp_whole_t *w = &p->wholes[i];
+    if (w->block && w->seq == seq && w->whole == whole) return w;
+    if (w->block && !gasnetc_rel_wanted(&p->rel, w->seq)) { /* stale */
+      udp_pool_put(&udp.pool, w->block);
+      w->block = NULL;
+    }
+    if (!w->block && !fresh) fresh = w;
+  }
+  if (!fresh || udp.pool.nfree <= POOL_RESERVE) return NULL;
+  *fresh = (udp_whole_t){.block = udp_pool_get(&udp.pool), .seq = seq, .whole = whole};
+  return fresh;
+}
+
+static void take_piece(int src, const udp_pkt_hdr_t *h, uint32_t len,
+                       const struct sockaddr_in *from) {
+  udp_peer_t *p = &udp.peers[src];
+  uint32_t off = (uint32_t)h->code, n = len - (uint32_t)sizeof *h, whole = h->whole;
+  if (whole < sizeof *h || whole > UDP_MAX_PAYLOAD || off % UDP_PART_UNIT || n == 0 ||
+      off > whole || n > whole - off || (n % UDP_PART_UNIT && off + n != whole))
+    { drop_note("a malformed piece", from); return; }
+  if (!gasnetc_rel_wanted(&p->rel, h->seq)) { /* it arrived already: say so again */
+    p->rel.ack_due = true;
+    udp_mark_dirty(src);
+    return;
+  }
+  udp_whole_t *w = whole_for(p, h->seq, whole);
+  if (!w) return; /* it comes again */
+  memcpy(w->block + off, h + 1, n);
+  for (uint32_t u = off / UDP_PART_UNIT; u * UDP_PART_UNIT < off + n; u++)
+    if (!unit_got(w, u)) {
+      w->got[u / 64] |= 1ull << (u % 64);
+      w->have++;
+    }
+  if (w->have * UDP_PART_UNIT < whole) return;
+  uint8_t *block = w->block;
+  w->block = NULL;
+  const udp_pkt_hdr_t *inner = (const udp_pkt_hdr_t *)block;
+  if (inner->tag == udp.tag && inner->src == src && inner->type == UDP_DATA &&
+      inner->seq == h->seq)
+    take_data(src, block, whole, true); /* as if it had come whole (its acknowledgements are
+                                           old: the pieces' were applied) */
+  else
+    drop_note("pieces that make no packet of its", from);
+  udp_pool_put(&udp.pool, block); /* take_data took its own reference if it keeps it */
 }
 
 /* The armed receive batch: each slot holds a block with the receive's reference; a slot that
@@ -200,7 +273,7 @@ void udp_check_timers(double now) {
       if (p->reading_at >= stalled)
         gasneti_fatalerror("udp: rank %d on host %s reads its socket but acknowledged none of "
                            "this rank's datagrams for %g s (GASNET_REQUESTTIMEOUT_MAX): they do "
-                           "not reach it (a lowered MTU or a filter on the path?)", peer,
+                           "not reach it (a filter on the path, or a path MTU below 576?)", peer,
                            gasneti_host_name(peer), max);
       gasneti_fatalerror("udp: rank %d on host %s acknowledged nothing for %g s "
                          "(GASNET_REQUESTTIMEOUT_MAX): it is unreachable (its process answers "

@@ -164,6 +164,10 @@ int gasnetc_rel_receive(gasnetc_rel_t *r, uint32_t seq, void *buf, uint32_t len)
   return GASNETC_REL_HELD;
 }
 
+bool gasnetc_rel_wanted(const gasnetc_rel_t *r, uint32_t seq) {
+  return !before(seq, r->expected) && seq - r->expected < r->window && !r->held[slot(r, seq)];
+}
+
 void *gasnetc_rel_next_held(gasnetc_rel_t *r, uint32_t *len) {
   uint32_t s = slot(r, r->expected);
   void *buf = r->held[s];

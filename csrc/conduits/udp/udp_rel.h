@@ -93,6 +93,9 @@ enum {
   GASNETC_REL_BEYOND = 3     /* outside the window: drop it (the sender will send again) */
 };
 int gasnetc_rel_receive(gasnetc_rel_t *r, uint32_t seq, void *buf, uint32_t len);
+/* Whether a packet with this sequence number would be taken (inside the window, neither
+ * delivered nor held), without taking it: a packet still being put together from pieces. */
+bool gasnetc_rel_wanted(const gasnetc_rel_t *r, uint32_t seq);
 /* After delivering in-order packets: the next held packet that is now in order, or NULL. */
 void *gasnetc_rel_next_held(gasnetc_rel_t *r, uint32_t *len);
 /* What to tell the peer; clears ack_due. */

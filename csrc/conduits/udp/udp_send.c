@@ -31,12 +31,19 @@ static void activate(int peer) {
   }
 }
 
+static void path_refused(void);
+
 void udp_send_now(void) {
   if (udp.nout) udp_sock_send(&udp.sock, udp.out, udp.nout);
-  for (int i = 0; i < udp.nout; i++)
-    if (udp_pool_owns(&udp.pool, udp.out[i].buf)) udp_pool_put(&udp.pool, udp.out[i].buf);
+  for (int i = 0; i < udp.nout; i++) {
+    const udp_out_t *o = &udp.out[i];
+    if (udp_pool_owns(&udp.pool, o->buf)) udp_pool_put(&udp.pool, o->buf);
+    else if (o->ext && udp_pool_owns(&udp.pool, o->ext)) /* a piece of a packet (UDP_PART) */
+      udp_pool_put(&udp.pool, o->ext);
+  }
   udp.nout = 0;
   udp.nacks = 0;
+  if (udp.sock.refused_to) path_refused();
 }
 
 void udp_queue_out(int peer, const void *buf, uint32_t len) {
@@ -48,8 +55,14 @@ void udp_queue_out(int peer, const void *buf, uint32_t len) {
  * arrives in between (a fast retransmission queued, then acknowledged in the same receive
  * batch) must not let the block be filled anew, or the stale entry would carry the new
  * packet's sequence number with the old packet's length and payload, and be accepted. */
+static void queue_pieces(int peer, uint8_t *block, uint32_t len, uint32_t fit);
+
 void udp_queue_data(int peer, void *block, uint32_t len) {
   const udp_tail_t *t = udp_tail(block);
+  if (len > udp.peers[peer].dgram) { /* built before its path's MTU dropped */
+    queue_pieces(peer, block, len, udp.peers[peer].dgram);
+    return;
+  }
   if (udp.nout == udp.outcap) udp_send_now();
   udp_pool_ref(&udp.pool, block);
   if (!t->ext) {
@@ -69,19 +82,132 @@ static void fill_header(udp_pkt_hdr_t *h, int peer, int type) {
   h->sack = info.sack;
 }
 
+/* ---- the path's MTU ------------------------------------------------------------------------
+ * Datagrams to a peer on another host are sized at start-up to the smaller of both ends' MTUs.
+ * A path whose MTU drops mid-job (an interface lowered, a tunnel or a smaller switch port on
+ * the way) no longer carries them, and the peer must not be declared unreachable for it:
+ * - when this host's kernel refuses one (EMSGSIZE: this host's interface, or a route whose MTU
+ *   an ICMP "fragmentation needed" from a router lowered), datagrams to that peer are re-sized
+ *   at once (to the interface's new MTU, else to the next smaller common path size);
+ * - when nothing says so (a switch drops a frame too large for its port without a word), a
+ *   packet sent whole UDP_RESIZE_AFTER times in vain goes next in pieces of the next smaller
+ *   common path size, one size smaller at each further try (udp_datagram_below), while small
+ *   datagrams (acknowledgements, liveness probes) still pass. Once two packets in a row arrived
+ *   only as pieces of one size, with no larger whole packet arriving in between, new packets
+ *   to that peer are built that small. A packet lost three times to ordinary loss just goes in
+ *   pieces once, which costs nothing but the cutting.
+ * A packet built before its peer's size dropped keeps its sequence number: it travels as
+ * pieces (UDP_PART) that the receiver puts together (udp_recv.c). IP fragmentation stays off:
+ * one lost fragment loses every other, and a silent switch would drop unfragmented frames
+ * anyway. While every datagram arrives none of this runs: the common path costs a comparison
+ * per packet sent and one more peer field read per packet acknowledged, no system call. */
+enum { UDP_RESIZE_AFTER = 3 };
+
+/* New packets to peer are at most size bytes (never raised again in this job). */
+static void narrow(int peer, uint32_t size, const char *why) {
+  udp_peer_t *p = &udp.peers[peer];
+  if (size >= p->dgram) return;
+  static bool told;
+  if (!told) {
+    told = true;
+    gasneti_warning("udp: datagrams to rank %d on host %s no longer fit the path, whose MTU "
+                    "dropped during the job (%s): from now on they are at most %u bytes instead "
+                    "of %u (further changes are not reported)", peer, gasneti_host_name(peer),
+                    why, size, p->dgram);
+  }
+  p->dgram = size;
+  p->narrow_votes = 0;
+}
+
+static void path_refused(void) {
+  const struct sockaddr_in *to = udp.sock.refused_to;
+  uint32_t len = udp.sock.refused_len;
+  udp.sock.refused_to = NULL;
+  int mtu = udp_sock_mtu_now(&udp.sock);
+  uint32_t fits = udp_datagram_limit(mtu, mtu, false);
+  bool lowered = mtu < udp.sock.mtu;
+  if (lowered) udp.sock.mtu = mtu;
+  for (int r = 0; r < (int)gasneti_nodes; r++) {
+    udp_peer_t *p = &udp.peers[r];
+    if (!p->network) continue;
+    if (lowered && p->other_host) narrow(r, fits, "this host's interface MTU was lowered");
+    if (&p->addr == to && len <= p->dgram)
+      narrow(r, udp_datagram_below(len), "the kernel refused a datagram as too large");
+  }
+}
+
+/* Cuts a packet into pieces of at most fit bytes with their headers (UDP_PART), sent from the
+ * packet's block. */
+static void queue_pieces(int peer, uint8_t *block, uint32_t len, uint32_t fit) {
+  udp_peer_t *p = &udp.peers[peer];
+  udp_tail_t *t = udp_tail(block);
+  if (t->ext) { /* the payload sent from where it lies joins the rest: pieces are one run */
+    memcpy(block + t->head_len, t->ext, t->ext_len);
+    memset(block + t->head_len + t->ext_len, 0, len - t->head_len - t->ext_len);
+    t->ext = NULL;
+  }
+  if (!t->cut) p->cut_in_flight++;
+  t->cut = (uint16_t)fit;
+  uint32_t piece = (fit - (uint32_t)sizeof(udp_pkt_hdr_t)) & ~(uint32_t)(UDP_PART_UNIT - 1);
+  uint32_t seq = ((const udp_pkt_hdr_t *)block)->seq;
+  for (uint32_t off = 0; off < len; off += piece) {
+    uint32_t n = len - off < piece ? len - off : piece;
+    if (udp.nout == udp.outcap) udp_send_now();
+    udp_pkt_hdr_t *h = &udp.acks[udp.nacks++].h;
+    *h = (udp_pkt_hdr_t){0};
+    fill_header(h, peer, UDP_PART);
+    h->seq = seq;
+    h->whole = (uint16_t)len;
+    h->code = (int32_t)off;
+    udp_pool_ref(&udp.pool, block); /* udp_send_now drops it (the piece's ext) */
+    udp.out[udp.nout++] = (udp_out_t){&p->addr, h, (uint32_t)sizeof *h + n, sizeof *h,
+                                      block + off, n};
+  }
+}
+
+/* An acknowledged packet that had been cut tells what size the path carries; a larger one that
+ * went whole tells that the path carries more than that. */
+static void path_evidence(int peer, const udp_tail_t *t) {
+  udp_peer_t *p = &udp.peers[peer];
+  if (!t->cut) {
+    if (t->len > p->narrow_to) p->narrow_votes = 0;
+    return;
+  }
+  p->cut_in_flight--;
+  if (t->cut != p->narrow_to) p->narrow_to = t->cut, p->narrow_votes = 0;
+  if (++p->narrow_votes >= 2) narrow(peer, t->cut, "larger datagrams to it vanish on the way");
+}
+
 /* ---- reliability callbacks -------------------------------------------------------------- */
 void udp_release(void *ctx, void *buf) {
-  (void)ctx;
+  int peer = (int)(intptr_t)ctx;
+  const udp_peer_t *p = &udp.peers[peer];
+  if (p->cut_in_flight | p->narrow_votes) path_evidence(peer, udp_tail(buf));
+  udp_pool_put(&udp.pool, buf);
+  udp.in_flight--;
+}
+
+void udp_drop_sent(void *buf) {
   udp_pool_put(&udp.pool, buf);
   udp.in_flight--;
 }
 
 /* Sends a datagram again, with up-to-date acknowledgements (its sequence number and returned
- * credits stay: the receiver counts them once, whichever copy arrives first). */
+ * credits stay: the receiver counts them once, whichever copy arrives first); after
+ * UDP_RESIZE_AFTER tries in vain, in pieces, smaller at each further try (see above). */
 void udp_resend(void *ctx, void *buf, uint32_t len) {
   int peer = (int)(intptr_t)ctx;
+  udp_peer_t *p = &udp.peers[peer];
+  udp_tail_t *t = udp_tail(buf);
+  if (t->resends < UINT16_MAX) t->resends++;
   fill_header(buf, peer, UDP_DATA);
-  udp_queue_data(peer, buf, len); /* a payload sent from where it lies is still there */
+  uint32_t fit = p->dgram;
+  if (p->other_host && t->resends >= UDP_RESIZE_AFTER)
+    for (int step = t->resends - UDP_RESIZE_AFTER; step >= 0 && fit > UDP_MIN_PATH_PAYLOAD;
+         step--)
+      fit = udp_datagram_below(fit < len ? fit : len);
+  if (len > fit) queue_pieces(peer, buf, len, fit);
+  else udp_queue_data(peer, buf, len); /* a payload sent from where it lies is still there */
 }
 
 /* ---- data packets ------------------------------------------------------------------------- */
@@ -108,6 +234,7 @@ void udp_flush_peer(int peer, bool force) {
   fill_header(h, peer, UDP_DATA);
   h->credits = (uint16_t)gasneti_credit_collect(&udp.credits, peer);
   h->seq = gasnetc_rel_send(&p->rel, p->open, p->open_len, udp_now(), &udp.timeouts);
+  udp_tail(p->open)->len = p->open_len;
   udp_queue_data(peer, p->open, p->open_len);
   if (udp.next_check < 0) udp.next_check = udp_now() + p->rel.rto;
   activate(peer);
@@ -194,7 +321,8 @@ static void append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, 
   uint8_t *at = (uint8_t *)(m + 1);
   if (nargs) memcpy(at, am->args, 4u * (uint32_t)nargs);
   at += udp_args_bytes(nargs);
-  if (external) *udp_tail(p->open) = (udp_tail_t){payload, chunk, (uint32_t)(at - p->open)};
+  if (external) *udp_tail(p->open) = (udp_tail_t){.ext = payload, .ext_len = chunk,
+                                                  .head_len = (uint32_t)(at - p->open)};
   else if (chunk) memcpy(at, payload, chunk);
   p->open_len += udp_msg_bytes(nargs, chunk);
   ((udp_pkt_hdr_t *)p->open)->nmsgs++;
@@ -214,7 +342,8 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
   for (;;) {
     if (!p->open && !open_packet(peer)) return false;
     udp_pkt_hdr_t *h = (udp_pkt_hdr_t *)p->open;
-    uint32_t room = p->dgram - p->open_len;
+    /* (none when the peer's datagrams shrank under an open packet: it goes, then a fresh one) */
+    uint32_t room = p->dgram > p->open_len ? p->dgram - p->open_len : 0;
     uint32_t left = total - pr->off;
     if (h->nmsgs < 255 && udp_msg_bytes(am->nargs, left) <= room) { /* the last (or only) part */
       if (p->medium_owner[reply] == pr) p->medium_owner[reply] = NULL; /* its last piece */

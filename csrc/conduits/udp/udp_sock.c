@@ -132,6 +132,16 @@ uint32_t udp_datagram_limit(int my_mtu, int peer_mtu, bool same_host) {
   return limit < 512 ? 512 : (uint32_t)limit;
 }
 
+int udp_sock_mtu_now(const udp_sock_t *s) { return interface_mtu(s->fd, s->ifname); }
+
+uint32_t udp_datagram_below(uint32_t size) {
+  /* Jumbo, Ethernet, VXLAN, IPsec and WireGuard-like tunnels, IPv6's minimum, IPv4's minimum */
+  static const int mtus[] = {9000, 1500, 1450, 1400, 1280, 576};
+  for (size_t i = 0; i < sizeof mtus / sizeof mtus[0]; i++)
+    if ((uint32_t)(mtus[i] - IP_UDP_HEADERS) < size) return (uint32_t)(mtus[i] - IP_UDP_HEADERS);
+  return UDP_MIN_PATH_PAYLOAD;
+}
+
 /* ---- sending -------------------------------------------------------------------------------- */
 enum { BATCH = 64 };
 
@@ -208,9 +218,17 @@ static void send_gso(udp_sock_t *s, const udp_out_t *out, int count) {
   struct msghdr msg = {.msg_name = (void *)out[0].to, .msg_namelen = sizeof *out[0].to,
                        .msg_iov = iov, .msg_iovlen = niov};
   add_control(s, &msg, control, (uint16_t)out[0].len);
-  if (sendmsg(s->fd, &msg, 0) < 0 && (errno == EINVAL || errno == EIO || errno == EOPNOTSUPP)) {
+  if (sendmsg(s->fd, &msg, 0) < 0 &&
+      (errno == EINVAL || errno == EIO || errno == EOPNOTSUPP || errno == EMSGSIZE)) {
     s->gso = false; /* this path cannot: from now on, plain datagrams */
+    const struct sockaddr_in *before = s->refused_to;
+    uint32_t before_len = s->refused_len;
+    s->refused_to = NULL;
     udp_sock_send(s, out, count);
+    /* Unless the segments were only too large for a path whose MTU dropped (the kernel says
+     * EINVAL for that too): the caller re-sizes them, and GSO goes on. */
+    if (s->refused_to) s->gso = true;
+    else s->refused_to = before, s->refused_len = before_len;
   }
 }
 
@@ -249,6 +267,13 @@ void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n) {
         sent += r;
       } else if (r < 0 && errno == EINTR) {
         continue;
+      } else if (r < 0 && errno == EMSGSIZE) {
+        s->refused_to = msgs[sent].msg_hdr.msg_name;
+        size_t len = 0;
+        for (size_t k = 0; k < msgs[sent].msg_hdr.msg_iovlen; k++)
+          len += msgs[sent].msg_hdr.msg_iov[k].iov_len;
+        s->refused_len = (uint32_t)len;
+        sent++; /* lost, until the caller sends it again re-sized */
       } else {
         sent++; /* refused (a full buffer, a dead peer's port): it counts as lost */
       }

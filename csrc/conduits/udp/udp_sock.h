@@ -23,6 +23,12 @@ typedef struct {
    * namespace) reach it on 127.0.0.1, the short way through the kernel; to other hosts it
    * sends from self's address (IP_PKTINFO), the one they know it by. */
   bool any;
+  /* The kernel refused a datagram as larger than its path's MTU (EMSGSIZE: the interface's
+   * MTU, or a route's that an ICMP "fragmentation needed" lowered, dropped mid-job): its
+   * destination and size, for the caller to re-size what it sends there (NULL: none since the
+   * caller last cleared it). The datagram counts as lost. */
+  const struct sockaddr_in *refused_to;
+  uint32_t refused_len;
 } udp_sock_t;
 
 /* Binds a socket on the address GASNET_UDP_ADDRESS names (an IPv4 address or an interface);
@@ -83,5 +89,11 @@ int udp_rx_recv(udp_sock_t *s, udp_rx_t *rx, udp_in_t *in);
 
 /* The largest UDP payload to a peer: on one host the loopback's, else min of both MTUs. */
 uint32_t udp_datagram_limit(int my_mtu, int peer_mtu, bool same_host);
+/* The interface's MTU now (it may have dropped since udp_sock_open). */
+int udp_sock_mtu_now(const udp_sock_t *s);
+/* The largest UDP payload of the next common path MTU below a payload of size bytes (9000,
+ * 1500, 1450, 1400, 1280, 576); UDP_MIN_PATH_PAYLOAD for sizes at or below it. */
+enum { UDP_MIN_PATH_PAYLOAD = 576 - 28 };
+uint32_t udp_datagram_below(uint32_t size);
 
 #endif

@@ -19,7 +19,14 @@ enum {
    * carries acknowledgements. */
   UDP_PING = 5,
   UDP_ALIVE = 6,
+  /* A piece of a UDP_DATA packet that no longer fits its path whole (the path's MTU dropped
+   * after it was built): seq is the packet's, code the offset of the piece in it (a multiple
+   * of UDP_PART_UNIT), whole the packet's length; the piece's bytes follow the header. The
+   * receiver puts the packet together and takes it as if it had come whole. Carries
+   * acknowledgements, as every datagram does. */
+  UDP_PART = 7,
 };
+enum { UDP_PART_UNIT = 64 };
 
 typedef struct {
   uint32_t tag;     /* the job's tag: datagrams of other jobs or other programs are dropped */
@@ -30,8 +37,8 @@ typedef struct {
   uint32_t ack;     /* cumulative acknowledgement of the receiver's stream to the sender */
   uint64_t sack;    /* selective acknowledgements (bit i: ack + 1 + i) */
   uint16_t credits; /* UDP_DATA: AM credits returned to the receiver */
-  uint16_t pad;
-  int32_t code;     /* UDP_EXIT */
+  uint16_t whole;   /* UDP_PART: the length of the packet it is a piece of */
+  int32_t code;     /* UDP_EXIT: the exit code; UDP_PART: the piece's offset */
 } udp_pkt_hdr_t;
 _Static_assert(sizeof(udp_pkt_hdr_t) == 32, "packet header");
 

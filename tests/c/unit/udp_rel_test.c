@@ -91,7 +91,15 @@ static int receive(int e, packet_t *p, const gasnetc_rel_timeouts_t *t) {
   packet_t *copy = malloc(sizeof *copy);
   allocated++;
   *copy = *p;
+  /* What a packet still coming in pieces asks (udp_recv.c): would this one be taken? */
+  bool wanted = gasnetc_rel_wanted(&ep[e].rel, p->seq);
   int what = gasnetc_rel_receive(&ep[e].rel, p->seq, copy, sizeof *copy);
+  if (wanted != (what == GASNETC_REL_DELIVER || what == GASNETC_REL_HELD)) {
+    fprintf(stderr, "endpoint %d: seq %u wanted=%d but receive said %d\n", e, p->seq, wanted,
+            what);
+    release(NULL, copy);
+    return 0;
+  }
   if (what != GASNETC_REL_HELD) release(NULL, copy);
   if (what != GASNETC_REL_DELIVER) return 1;
   if (!deliver(e, p)) return 0;
