@@ -58,15 +58,17 @@ def run_in(net: LossyNet, build, nranks: int, program: str, *args: str, env=None
     return proc
 
 
-# 30% loss runs once, in the optimized build (minutes under the sanitizers).
+# 30% loss runs once, in the optimized build (minutes under the sanitizers), with 20,000 AMs:
+# each batch of AM credits waits a round trip, which a loaded machine stretches to tens of ms
+# (100,000 took from 8 s to over 300 s beside stress-ng); thousands of losses still happen.
 @pytest.mark.applies(lambda variant, percent, **_: percent == 5 or variant == "opt")
-@pytest.mark.parametrize("percent", [5, 30])
-def test_flood_of_100000_ams_arrives_exactly_once_through_packet_loss(udp_build, lossy_net,
-                                                                      percent):
+@pytest.mark.parametrize("percent,count", [(5, 100000), (30, 20000)], ids=["5", "30"])
+def test_flood_of_ams_arrives_exactly_once_through_packet_loss(udp_build, lossy_net, percent,
+                                                               count):
     lossy_net.drop(percent)
-    proc = run_in(lossy_net, udp_build, 2, "flood_test")
+    proc = run_in(lossy_net, udp_build, 2, "flood_test", str(count))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "rank 0 received all 100000 requests" in proc.stdout
+    assert f"rank 0 received all {count} requests" in proc.stdout
     assert lossy_net.dropped() > 0, "no packet was dropped: the test tested nothing"
 
 

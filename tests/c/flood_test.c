@@ -1,11 +1,12 @@
-/* flood_test.c: every rank floods rank 0 with requests (100,000 in all, Short and Medium,
- * rank 0 included) and nothing may be lost; then a flood where every request is answered,
- * so request and reply queues are full at once. */
+/* flood_test.c: every rank floods rank 0 with requests (100,000 in all, or argv[1], Short and
+ * Medium, rank 0 included) and nothing may be lost; then a flood where every request is
+ * answered, so request and reply queues are full at once. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
 
-#define TOTAL 100000
+#define DEFAULT_TOTAL 100000
 #define ANSWERED_PER_RANK 5000
 
 static volatile int64_t received, payload_sum, replies;
@@ -45,11 +46,13 @@ int main(int argc, char **argv) {
   h_short = table[0].index, h_medium = table[1].index;
   h_ask = table[2].index, h_answer = table[3].index;
   int me = gasnet_mynode(), n = gasnet_nodes();
+  int total = argc > 1 ? atoi(argv[1]) : DEFAULT_TOTAL;
+  CHECK(total > 0, "usage: flood_test [number of requests, at least 1], not %s", argv[1]);
 
-  /* Rank r sends its share: messages r, r+n, r+2n, ... of the 100,000. */
+  /* Rank r sends its share: messages r, r+n, r+2n, ... of the total. */
   int64_t my_sum = 0, expected_sum = 0;
   uint8_t payload[200];
-  for (int m = me; m < TOTAL; m += n) {
+  for (int m = me; m < total; m += n) {
     gasnet_handlerarg_t v = m;
     my_sum += v;
     if (m % 3 == 0) {
@@ -59,13 +62,13 @@ int main(int argc, char **argv) {
       GASNET_SAFE(gasnet_AMRequestShort1(0, h_short, v));
     }
   }
-  for (int m = 0; m < TOTAL; m++) expected_sum += m;
+  for (int m = 0; m < total; m++) expected_sum += m;
   (void)my_sum;
   if (me == 0) {
-    GASNET_BLOCKUNTIL(received == TOTAL);
+    GASNET_BLOCKUNTIL(received == total);
     CHECK(payload_sum == expected_sum, "sum of values %lld, expected %lld",
           (long long)payload_sum, (long long)expected_sum);
-    printf("flood_test: rank 0 received all %d requests\n", TOTAL);
+    printf("flood_test: rank 0 received all %d requests\n", total);
   }
   test_barrier();
   CHECK(me == 0 || received == 0, "rank %d received %lld stray requests", me, (long long)received);
