@@ -106,6 +106,7 @@ static void post(int dest, const gasneti_am_t *am, uint8_t flags, uint32_t inmsg
 void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
   bool reply = reply_to != NULL;
   int which = reply ? GASNETI_POLL_REPLIES : ofi_which();
+  ofi_met(dest);
   ofi_peer_t *p = &ofi.peers[dest];
   /* A request takes a credit, given back by its reply. */
   if (p->finished || (!reply && !gasneti_credit_wait(&ofi.credits, OFI_LOCK, dest,
@@ -140,7 +141,8 @@ void ofi_send_ctrl(int peer, int ctrl, int code) {
   ofi_msg_t m = {.category = GASNETI_AM_SHORT, .flags = OFI_MSG_CTRL | OFI_MSG_REPLY,
                  .ctrl = (uint8_t)ctrl, .src = gasneti_mynode, .chunk = (uint32_t)code,
                  .phase = ctrl == OFI_CTRL_EXIT ? gasneti_exit_phase() : 0};
-  if (ctrl == OFI_CTRL_CREDITS) {
+  if (ctrl == OFI_CTRL_CREDITS) { /* to a requester, perhaps never sent to before */
+    ofi_met(peer);
     ofi_lock_take();
     m.credits = (uint16_t)gasneti_credit_collect(&ofi.credits, peer);
     if (m.credits && !p->finished)

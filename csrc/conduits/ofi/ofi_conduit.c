@@ -107,8 +107,11 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   ofi.verbose = gasneti_knob_bool("GASNET_OFI_VERBOSE");
   ofi_open();
   /* Every peer has mapped this rank's shm region once all have inserted the addresses:
-   * from then on its name is not needed, and a rank that is killed leaves nothing behind. */
+   * from then on its name is not needed, and a rank that is killed leaves nothing behind. So
+   * on shm (one host) every peer is met now, not on first contact. */
   if (ofi.shm_region[0]) {
+    for (int r = 0; r < (int)gasneti_nodes; r++)
+      if (ofi.peers[r].network) ofi_meet(r);
     boot->barrier();
     ofi_unlink_shm_region();
   }
@@ -203,8 +206,8 @@ static bool take_lock_briefly(void) {
 void gasnetc_exit_notify(int code) {
   if (gasneti_exit_in_signal || !ofi.ep || !take_lock_briefly()) return;
   for (int r = 0; r < (int)gasneti_nodes; r++)
-    if (ofi.peers[r].network && !ofi.peers[r].finished &&
-        gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
+    if (ofi.peers[r].met && !ofi.peers[r].finished &&
+        gasneti_host_of[r] != gasneti_host_of[gasneti_mynode]) /* the others: their agents */
       ofi_send_ctrl(r, OFI_CTRL_EXIT, code);
   ofi_lock_drop();
 }
@@ -218,7 +221,7 @@ void gasnetc_fini(void) {
   ofi.in_exit = true;
   if (!take_lock_briefly()) return;
   for (int r = 0; r < (int)gasneti_nodes; r++)
-    if (ofi.peers[r].network && !ofi.peers[r].finished) ofi_send_ctrl(r, OFI_CTRL_FIN, 0);
+    if (ofi.peers[r].met && !ofi.peers[r].finished) ofi_send_ctrl(r, OFI_CTRL_FIN, 0);
   ofi_lock_drop();
 }
 

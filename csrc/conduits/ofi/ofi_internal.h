@@ -54,7 +54,8 @@ typedef struct {
 
 /* ---- per peer -------------------------------------------------------------------------------- */
 typedef struct {
-  fi_addr_t addr;
+  fi_addr_t addr; /* in the address vector once met (ofi_meet) */
+  _Atomic bool met; /* its address card was looked up and inserted: set once, under ofi_lock */
   bool network;   /* reached through this conduit (not self, not a supernode peer) */
   bool finished;  /* it returned from main: nothing more goes to it, its errors are moot */
   uint64_t seg_base, seg_key; /* its segment: where RMA goes, with which key */
@@ -149,6 +150,12 @@ void ofi_failed(ofi_op_t *op, int err, int prov_errno, const void *err_data, siz
 
 /* ofi_am.c */
 void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
+/* First contact (ofi_open.c): the peer's address card looked up from the spawner and inserted
+ * into the address vector; call without ofi_lock held (the lookup may block). */
+void ofi_meet(int peer);
+static inline void ofi_met(int peer) {
+  if (!atomic_load_explicit(&ofi.peers[peer].met, memory_order_acquire)) ofi_meet(peer);
+}
 void ofi_send_ctrl(int peer, int ctrl, int code);
 void ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len); /* ofi_lock held */
 int ofi_deliver(int which);  /* arrived messages' handlers (no ofi_lock held) */

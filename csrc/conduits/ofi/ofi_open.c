@@ -6,6 +6,7 @@
  * socket n, else GASNET_OFI_DEVICE, else the provider's first one (one that is not loopback when
  * the job spans hosts). Then the endpoint's address goes through the bootstrap into every
  * rank's address vector. */
+#include <pthread.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -199,22 +200,46 @@ void ofi_open(void) {
   if ((rc = fi_getname(&ofi.ep->fid, card.addr, &len))) ofi_fatal_rc("fi_getname", rc);
   card.addrlen = (uint32_t)len;
   note_shm_region(card.addr, len);
-  ofi_card_t *cards = gasneti_calloc(gasneti_nodes, sizeof *cards);
-  gasneti_bootstrap_exchange(&card, sizeof card, cards);
   ofi.peers = gasneti_calloc(gasneti_nodes, sizeof *ofi.peers);
-  for (int r = 0; r < (int)gasneti_nodes; r++) {
-    ofi_peer_t *p = &ofi.peers[r];
-    p->network = r != gasneti_mynode && !gasneti_pshm_reach[r];
-    if (!p->network) continue;
-    if (cards[r].addrlen == 0 || cards[r].addrlen > OFI_ADDR_MAX)
-      gasneti_fatalerror("ofi: rank %d (host %s) sent an address of %u bytes", r,
-                         gasneti_host_name((gasnet_node_t)r), cards[r].addrlen);
-    if (fi_av_insert(ofi.av, cards[r].addr, 1, &p->addr, 0, NULL) != 1)
-      gasneti_fatalerror("ofi: the address of rank %d (host %s) is not one provider '%s' "
-                         "(domain %s) can reach", r, gasneti_host_name((gasnet_node_t)r),
-                         ofi.provider, ofi.device);
+  for (int r = 0; r < (int)gasneti_nodes; r++)
+    ofi.peers[r].network = r != gasneti_mynode && !gasneti_pshm_reach[r];
+  /* Peers look it up the first time they talk to this rank (ofi_meet). */
+  gasneti_bootstrap_publish(&card, sizeof card);
+}
+
+/* One meeting at a time: two threads meeting one peer at once look it up once. */
+static pthread_mutex_t meet_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ofi_meet(int r) {
+  ofi_peer_t *p = &ofi.peers[r];
+  if (!p->network) gasneti_fatalerror("internal: ofi has no network path to rank %d", r);
+  pthread_mutex_lock(&meet_lock);
+  if (atomic_load_explicit(&p->met, memory_order_acquire)) {
+    pthread_mutex_unlock(&meet_lock);
+    return;
   }
-  free(cards);
+  ofi_card_t card;
+  bool ended = gasneti_bootstrap_lookup(r, &card, sizeof card);
+  if (card.addrlen == 0 || card.addrlen > OFI_ADDR_MAX)
+    gasneti_fatalerror("ofi: rank %d (host %s) published an address of %u bytes", r,
+                       gasneti_host_name((gasnet_node_t)r), card.addrlen);
+  ofi_lock_take();
+  fi_addr_t addr;
+  int got = fi_av_insert(ofi.av, card.addr, 1, &addr, 0, NULL);
+  if (got == 1) {
+    p->addr = addr;
+    if (ended) p->finished = true; /* it returned from main: nothing will go to it */
+    atomic_store_explicit(&p->met, true, memory_order_release);
+  }
+  ofi_lock_drop();
+  pthread_mutex_unlock(&meet_lock);
+  if (got != 1)
+    gasneti_fatalerror("ofi: the address of rank %d (host %s) is not one provider '%s' "
+                       "(domain %s) can reach", r, gasneti_host_name((gasnet_node_t)r),
+                       ofi.provider, ofi.device);
+  if (ended)
+    gasneti_warning("ofi: rank %d had already exited when this rank first sent to it: what "
+                    "is sent to it is dropped", r);
 }
 
 /* libfabric's shm provider names its region after the endpoint ("<pid>:<n>:<n>", its address

@@ -42,6 +42,7 @@ static void post(bool write, int node, void *local, size_t len, const void *targ
 
 void gasnetc_rdma_put(gasnet_node_t node, void *dest, const void *src, size_t n,
                       _Atomic int64_t *counter, int nonbulk) {
+  ofi_met(node);
   if (ofi.peers[node].finished) return;
   int which = ofi_which();
   uint8_t *from = (uint8_t *)(uintptr_t)src, *to = dest;
@@ -78,6 +79,7 @@ void gasnetc_rdma_put(gasnet_node_t node, void *dest, const void *src, size_t n,
 
 void gasnetc_rdma_get(void *dest, gasnet_node_t node, const void *src, size_t n,
                       _Atomic int64_t *counter) {
+  ofi_met(node);
   if (ofi.peers[node].finished) return;
   int which = ofi_which();
   uint8_t *to = dest;
