@@ -1,0 +1,210 @@
+"""Faults at scale (issue 36): 512 ranks on 32 network-namespace hosts (16 a host, waiting
+blocked: they far outnumber this machine's cores), and one rank, one leaf agent or one inner
+agent killed with SIGKILL; then a host whose sshd does not answer. Each job must end, naming
+the host, with nothing left on any host: no process (rank or agent) in any host's namespace,
+no /dev/shm object of the job.
+
+The rank kill runs in the full suite; the others (a start of 512 ranks each) are marked `scale`
+and run with `bash test.sh -m scale` (or `pytest tests/test_scale.py -m scale`). SCALE_HOSTS=4
+runs the same scenarios on 4 hosts (64 ranks), for trying a change quickly."""
+from __future__ import annotations
+
+import glob
+import os
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Build, built, job_env
+from netcluster import Cluster, pids_in_namespaces, why_not_available
+
+HOSTS = int(os.environ.get("SCALE_HOSTS", "32"))
+PPN = 16
+NRANKS = HOSTS * PPN
+# The exit timeout the jobs run with: how long the launcher waits for the survivors once the
+# job is ending before it kills them. Every job here must end within it (plus the time 512
+# ranks and 32 agents take to go), checked by communicate's deadline.
+EXIT_TIMEOUT = 30
+PREFIX = ["gq"]  # the cluster's namespace prefix, with the run's tag (set by the fixture)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = why_not_available()
+    if why:
+        pytest.skip(why)
+    c = Cluster(tmp_path_factory.mktemp("scale"), HOSTS, [], prefix="gq", net="10.84.0")
+    PREFIX[:] = [c.prefix]
+    try:
+        c.up()
+    except (subprocess.CalledProcessError, RuntimeError) as err:
+        c.down()
+        detail = getattr(err, "stderr", b"") or b""
+        pytest.fail(f"cannot build the test hosts: {err} {detail.decode(errors='replace')}")
+    yield c
+    c.down()
+
+
+@pytest.fixture(scope="module")
+def udp_opt() -> Build:
+    return built("opt", "udp")
+
+
+def start(cluster: Cluster, build: Build, degree: int) -> subprocess.Popen:
+    program = build.test_program("exit_test")
+    env = job_env({"GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}",
+                   "GASNET_WAIT_MODE": "block", "GASNET_EXITTIMEOUT": str(EXIT_TIMEOUT),
+                   "GASNET_SSH_OUT_DEGREE": str(degree)})
+    return subprocess.Popen(cluster.inside(1, [build.gasnetrun, "-n", str(NRANKS), "-H",
+                                               ",".join(cluster.hosts(HOSTS)), program,
+                                               "hang"]),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+
+
+def wait_for_ready(job: subprocess.Popen, seconds: float = 300) -> bytes:
+    """Until every rank said "ready" (attached, its shared-memory objects unlinked); returns
+    the output so far. Reads raw bytes: a buffered reader could hold lines select cannot see."""
+    assert job.stdout is not None
+    fd, text = job.stdout.fileno(), b""
+    deadline = time.monotonic() + seconds
+    while text.count(b"ready rank") < NRANKS:
+        left = deadline - time.monotonic()
+        assert left > 0, f"only {text.count(b'ready rank')} of {NRANKS} ranks became ready"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the job ended before every rank was ready: {text[-2000:]!r}"
+            text += chunk
+    return text
+
+
+def on_host(index: int) -> list[tuple[int, list[bytes]]]:
+    """(pid, argv) of every process in host h<index>'s network namespace."""
+    target = os.stat(f"/run/netns/{PREFIX[0]}_h{index}").st_ino
+    found = []
+    for pid in pids_in_namespaces(PREFIX[0]):
+        try:
+            if os.stat(f"/proc/{pid}/ns/net").st_ino == target:
+                found.append((pid, Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")))
+        except OSError:
+            continue
+    return found
+
+
+def is_agent(argv: list[bytes]) -> bool:
+    return b"--agent" in argv and any(a.endswith(b"/gasnetrun_entry.py") for a in argv)
+
+
+def agent_on(index: int) -> int:
+    (pid,) = [pid for pid, argv in on_host(index) if is_agent(argv)]
+    return pid
+
+
+def left_on_hosts(cluster: Cluster) -> dict[str, list[str]]:
+    """What any host still runs besides its sshd daemon (whose pid file the cluster keeps),
+    and the /dev/shm objects of jobs (one /dev/shm serves every namespace host here; the
+    objects' names carry their host's name)."""
+    found: dict[str, list[str]] = {}
+    for index in range(1, HOSTS + 1):
+        daemon = int((cluster.root / f"sshd_h{index}.pid").read_text())
+        for pid, argv in on_host(index):
+            if pid == daemon:
+                continue
+            found.setdefault(f"h{index}", []).append(
+                f"{pid}: {b' '.join(argv).decode(errors='replace')[:120]}")
+    shm = glob.glob("/dev/shm/gasnet-*")
+    if shm:
+        found["/dev/shm"] = shm
+    return found
+
+
+def wait_for_nothing_on_hosts(cluster: Cluster, seconds: float = 60) -> dict[str, list[str]]:
+    deadline = time.monotonic() + seconds
+    while (left := left_on_hosts(cluster)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def end_of(job: subprocess.Popen) -> tuple[int, str, bytes]:
+    """The job's code, its stderr and the rest of its output, once it ended: within the exit timeout and the time its
+    ranks and agents take to go, or the test fails."""
+    try:
+        out, err = job.communicate(timeout=EXIT_TIMEOUT + 90)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        _, err = job.communicate()
+        pytest.fail(f"the job did not end: {err.decode(errors='replace')[-3000:]}")
+    return job.returncode, err.decode(errors="replace"), out
+
+
+def test_a_killed_rank_ends_the_512_rank_job_naming_its_host(cluster, udp_opt):
+    job = start(cluster, udp_opt, 32)
+    try:
+        wait_for_ready(job)
+        victim_host = max(2, HOSTS - 3)  # a remote host, served by an agent the launcher started
+        program = udp_opt.test_program("exit_test").encode()
+        pid = min(pid for pid, argv in on_host(victim_host) if argv[0] == program)
+        os.kill(pid, signal.SIGKILL)
+        code, err, _ = end_of(job)
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+    assert code == 128 + signal.SIGKILL, err[-3000:]
+    assert f"(pid {pid}, host {cluster.address(victim_host)}) ended with signal SIGKILL" in err, \
+        err[-3000:]
+    assert not wait_for_nothing_on_hosts(cluster), left_on_hosts(cluster)
+
+
+# Out-degree 2 over 32 hosts: a tree of depth 5 (h1, the launcher's host, then 31 agents in a
+# binary heap: agent i's children are 2i+1 and 2i+2, agent i runs on host h<i+1>).
+LEAF, INNER = HOSTS, 2  # h32 (agent 31) has no children; h2 (agent 1) has 15 agents below
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize("which", ["leaf", "inner"])
+def test_a_killed_agent_ends_the_512_rank_job_naming_its_host(cluster, udp_opt, which):
+    host = {"leaf": LEAF, "inner": INNER}[which]
+    job = start(cluster, udp_opt, 2)
+    try:
+        wait_for_ready(job)
+        os.kill(agent_on(host), signal.SIGKILL)
+        code, err, _ = end_of(job)
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+    assert code != 0, err[-3000:]
+    assert f"agent of host {cluster.address(host)}" in err, err[-3000:]
+    assert not wait_for_nothing_on_hosts(cluster), left_on_hosts(cluster)
+
+
+@pytest.mark.scale
+def test_a_host_whose_sshd_does_not_answer_is_named_before_any_rank_starts(cluster, udp_opt):
+    """h17's sshd is stopped: the kernel still accepts connections to it, but nothing answers
+    them (a hung daemon, a host thrashing). The job is refused, naming h17, and no rank runs
+    anywhere."""
+    silent = HOSTS // 2 + 1  # h17 of 32
+    daemon = int((cluster.root / f"sshd_h{silent}.pid").read_text())
+    os.kill(daemon, signal.SIGSTOP)
+    try:
+        job = start(cluster, udp_opt, 32)
+        try:
+            code, err, out = end_of(job)
+        finally:
+            if job.poll() is None:
+                job.kill()
+                job.communicate()
+    finally:
+        os.kill(daemon, signal.SIGCONT)
+    assert code == 2, err[-3000:]
+    named = [line for line in err.splitlines() if cluster.address(silent) in line]
+    assert named, err[-3000:]
+    assert not [line for line in err.splitlines() if "error:" in line and
+                cluster.address(silent) not in line and "problem" not in line], err[-3000:]
+    assert b"ready rank" not in out
+    assert not wait_for_nothing_on_hosts(cluster), left_on_hosts(cluster)
