@@ -169,7 +169,7 @@ class Bench:
         """Peak resident memory of every rank of a barrier loop, sampled from /proc while it
         runs (VmHWM only grows: the last sample of each rank is its peak)."""
         prog = str(program("udp", "tests", "barrier_test"))
-        job = subprocess.Popen(self.gasnetrun(hosts, [prog, "3000"]), env=self.env,
+        job = subprocess.Popen(self.gasnetrun(hosts, [prog, BARRIER_ROUNDS]), env=self.env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, text=True)
         peak: dict[int, dict[str, int]] = {}
@@ -268,16 +268,21 @@ def split_phases(start: float, seconds: float, out: str, err: str, n: int
     ends when its last rank or host is done: the critical path."""
     stamps = {what: float(t) for t, what in STAMP.findall(err)}
     first = next((t for what, t in stamps.items() if what.startswith("starting ")), None)
+    spawned = next(((t, int(m[1])) for what, t in stamps.items()
+                    if (m := re.match(r"(\d+) agent\(s\) started", what))), None)
     checked = next((t for what, t in stamps.items() if what.startswith("every host checked")),
                    None)
     depth = next((int(m[1]) for what in stamps
                   if (m := re.search(r"depth (\d+)\)", what))), 0)
     ranks = [tuple(map(float, m[1:])) for m in PROBE.findall(out)]
-    if first is None or checked is None or len(ranks) != n:
+    if first is None or checked is None or spawned is None or len(ranks) != n:
         raise Failed(f"the probe job reported {len(ranks)} of {n} ranks, or -v lacked its "
                      f"start-up times: {err[-1500:]}")
     last = [max(r[i] for r in ranks) - start for i in range(4)]
-    return ({"launcher": first, "agents": checked - first, "fork_exec": last[0] - checked,
+    # The parent's own share of starting a child (forking its ssh), paid once per child.
+    spawn = (spawned[0] - first) / max(1, spawned[1])
+    return ({"launcher": first, "spawn_per_child": spawn, "agents": checked - first,
+             "fork_exec": last[0] - checked,
              "init": last[1] - last[0], "attach": last[2] - last[1],
              "barrier": last[3] - last[2], "exit": seconds - last[3], "total": seconds},
             depth)
