@@ -10,10 +10,14 @@ runs the same scenarios on 4 hosts (64 ranks), for trying a change quickly."""
 from __future__ import annotations
 
 import glob
+import json
+import math
 import os
+import re
 import select
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -208,3 +212,58 @@ def test_a_host_whose_sshd_does_not_answer_is_named_before_any_rank_starts(clust
                 cluster.address(silent) not in line and "problem" not in line], err[-3000:]
     assert b"ready rank" not in out
     assert not wait_for_nothing_on_hosts(cluster), left_on_hosts(cluster)
+
+
+# ---- the scale benchmark and its model (tests/perf) ---------------------------------------------
+PERF = Path(__file__).resolve().parent / "perf"
+
+
+@pytest.mark.parametrize("script,args", [
+    ("scale_bench.py", ["--only", "nonesuch"]),
+    ("scale_bench.py", ["--hosts", "500"]),
+    ("scale_bench.py", ["--phase-hosts", "2,x"]),
+    ("scale_model.py", ["/nonexistent/records.jsonl"]),
+])
+def test_scale_bench_and_model_usage_errors(script, args):
+    proc = subprocess.run(["/usr/bin/python3", str(PERF / script), *args], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and f"{script}:" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_scale_model_recovers_the_costs_it_is_given(tmp_path):
+    """Records made from known costs (per level, per host, per rank, per byte): the fit finds
+    them, and the extrapolation adds up its parts."""
+    sys.path.insert(0, str(PERF))
+    try:
+        from scale_model import depth_of
+    finally:
+        sys.path.remove(str(PERF))
+    assert [depth_of(h, d) for h, d in ((2, 32), (32, 32), (32, 2), (8, 2), (10000, 32))] == \
+        [1, 1, 5, 3, 3]
+    lines = [{"bench": "alone_ssh", "ranks": 0, "hosts": 1, "median": 0.2},
+             {"bench": "alone_ssh_agent", "ranks": 0, "hosts": 1, "median": 0.5},
+             {"bench": "bytes_udp", "ranks": 512, "hosts": 32, "median": 100.0 * 512}]
+    for hosts in (2, 8, 32):
+        for degree in (32, 2):
+            n, depth = hosts * 16, depth_of(hosts, degree)
+            phases = {"launcher": 0.3, "spawn_per_child": 0.01,
+                      "agents": 0.5 + 1.0 * depth + 0.1 * (hosts - 1),
+                      "fork_exec": 0.02 + 0.001 * n, "init": 0.01 + 2e-9 * n * n * 100,
+                      "attach": 0.01, "barrier": 0.001 + 0.002 * math.log2(n), "exit": 0.2,
+                      "total": 5.0}
+            lines += [{"bench": f"phase_{k}", "ranks": n, "hosts": hosts, "median": v,
+                       "degree": degree, "depth": depth} for k, v in phases.items()]
+    records = tmp_path / "records.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    proc = subprocess.run(["/usr/bin/python3", str(PERF / "scale_model.py"), str(records)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "agents    = 0.500 + 1.000*D + 0.1000*(H-1)" in out, out
+    assert "fork_exec = 0.020 + 1.000 ms*N" in out, out
+    assert "init      = 0.010 + 2.000 s/GB*M" in out, out
+    assert "barrier   = 0.0010 + 2.000 ms*log2(N)" in out, out
+    # 10,000 hosts, out-degree 32: depth 3, each level an agent start (0.5 s) and the parent's
+    # share for 32 children (0.32 s), after the launcher's 0.3 s.
+    assert re.search(r"agents\s+2\.76 s", out), out
