@@ -211,15 +211,18 @@ class Bench:
         sizes = [int(b) for b in re.findall(r"bootstrap collective \d+ done: (\d+) bytes", err)]
         record("bytes_udp", "udp", n, self.hosts, "bytes", [float(sum(sizes))], self.json,
                collectives=len(sizes))
-        counted = []
+        # (the line's form is the runtime's: its last whole number is taken as the count)
+        counted, example = [], ""
         for path in stats.glob("rank-*"):
             for line in path.read_text(errors="replace").splitlines():
-                if "STARTUP" in line:
-                    found = re.findall(r"(\d+)\s*(?:bytes|B)\b", line)
-                    if found:
-                        counted.append(float(found[0]))
+                at = line.find("STARTUP")
+                found = re.findall(r"\b\d+\b", line[at:]) if at >= 0 else []
+                if found:
+                    counted.append(float(found[-1]))
+                    example = example or line.strip()
         if counted:
-            record("bytes_udp_stats", "udp", n, self.hosts, "bytes", counted, self.json)
+            record("bytes_udp_stats", "udp", n, self.hosts, "bytes", counted, self.json,
+                   line=example[:200])
 
     # ---- phases ------------------------------------------------------------------------
     def phases(self, host_counts: list[int], repeats: int) -> None:
