@@ -343,8 +343,6 @@ MARKERS = {
               "never in the quick tier (select with -m timing)",
     "slow": "a long scenario (many ranks, heavy loss, a tuner sweep, a scratch build)",
     "cluster": "needs network-namespace hosts or the test Slurm (root)",
-    "scale": "512 ranks on 32 namespace hosts, several minutes (tests/test_scale.py): runs only "
-             "when selected (-m scale)",
     "applies(predicate)": "collect a parametrized case only where predicate(variant=, conduit=, "
                           "flavour=, **params) is true",
     "every_conduit": "a one-supernode (PSHM) case that still means something on network "
@@ -452,8 +450,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = xdist_group(item, case)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
-        if item.get_closest_marker("scale") and "scale" not in (config.option.markexpr or ""):
-            item.add_marker(pytest.mark.skip(reason="a scale test: select it with -m scale"))
         if any(item.get_closest_marker(m) for m in ("timing", "slow", "cluster")):
             continue
         marker = item.get_closest_marker("conduit")
