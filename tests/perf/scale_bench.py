@@ -68,8 +68,11 @@ def run(argv: list[str], env: dict[str, str], timeout: float = TIMEOUT
     error of the benchmark: its figures would mean nothing."""
     start = time.time()
     began = time.monotonic()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=timeout)
+    try:
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Failed(f"{' '.join(argv[8:11])} ... did not end within {timeout:g} s") from None
     seconds = time.monotonic() - began
     if proc.returncode != 0:
         raise Failed(f"{' '.join(argv[-4:])} failed ({proc.returncode}): {proc.stderr[-1500:]}")
@@ -116,7 +119,9 @@ class Bench:
             "mpirun", "--allow-run-as-root", "--oversubscribe", "-n", str(hosts * self.ppn),
             "-H", ",".join(f"{h}:{self.ppn}" for h in self.cluster.hosts(hosts)),
             "--mca", "plm_rsh_args", f"-F {self.cluster.ssh_config}",
-            "--mca", "btl", "self,vader,tcp", str(self.mpi_hello)])
+            "--mca", "btl", "self,vader,tcp",
+            # (its ranks cannot block; yielding is the nearest to gasnetrun's block mode)
+            "--mca", "mpi_yield_when_idle", "1", str(self.mpi_hello)])
 
     # ---- start to exit ------------------------------------------------------------------
     def start_to_exit(self, only: list[str]) -> None:
