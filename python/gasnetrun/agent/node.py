@@ -27,6 +27,7 @@ from .topology import AgentNode
 from .tree import ChildLink, TreeListener, dispatch_child_frame, frame
 
 START_DEADLINE = 60.0  # seconds for every agent to join and check its host
+KILL_SILENCE = 3 * HEARTBEAT  # a child's silence that gives it up once ranks are being killed
 
 
 def _process_age() -> float:
@@ -47,7 +48,6 @@ _STARTED = time.monotonic() - _process_age()
 def since_start() -> float:
     """Seconds since gasnetrun started: -v stamps start-up's steps with it."""
     return time.monotonic() - _STARTED
-KILL_SILENCE = 3 * HEARTBEAT  # a child's silence that gives it up once ranks are being killed
 
 
 def plan_node(spec: AgentSpec, host: str, problems: list[str], notes: list[str]) -> None:
