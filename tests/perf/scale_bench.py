@@ -216,18 +216,20 @@ class Bench:
         sizes = [int(b) for b in re.findall(r"bootstrap collective \d+ done: (\d+) bytes", err)]
         record("bytes_udp", "udp", n, self.hosts, "bytes", [float(sum(sizes))], self.json,
                collectives=len(sizes))
-        # (the line's form is the runtime's: its last whole number is taken as the count)
-        counted, example = [], ""
+        # "STARTUP B bytes from the spawner (E exchanges, L lookups), peak resident K KiB"
+        counted, lookups, peaks = [], [], []
         for path in stats.glob("rank-*"):
-            for line in path.read_text(errors="replace").splitlines():
-                at = line.find("STARTUP")
-                found = re.findall(r"\b\d+\b", line[at:]) if at >= 0 else []
-                if found:
-                    counted.append(float(found[-1]))
-                    example = example or line.strip()
+            text = path.read_text(errors="replace")
+            if found := re.search(r"STARTUP (\d+) bytes", text):
+                counted.append(float(found[1]))
+            if found := re.search(r"STARTUP .*?(\d+) lookups", text):
+                lookups.append(float(found[1]))
+            if found := re.search(r"STARTUP .*peak resident (\d+) KiB", text):
+                peaks.append(float(found[1]) / 1024)
         if counted:
             record("bytes_udp_stats", "udp", n, self.hosts, "bytes", counted, self.json,
-                   line=example[:200])
+                   lookups=statistics.median(lookups) if lookups else None,
+                   peak_mib=round(statistics.median(peaks), 2) if peaks else None)
 
     # ---- phases ------------------------------------------------------------------------
     def phases(self, host_counts: list[int], repeats: int) -> None:
