@@ -206,6 +206,25 @@ def test_16_hosts_with_out_degree_2(cluster, udp_build):
         [(r, f"h{r + 1}") for r in range(16)], result.describe()
 
 
+def test_address_lookups_travel_a_tree_of_depth_3_and_every_pair_meets(cluster, udp_opt,
+                                                                         tmp_path):
+    """16 ranks on 8 hosts under agents of out-degree 2: every rank sends to every other at
+    the same moment right after attach, looking each peer on another host up through the agent
+    tree (up to the first agent whose subtree holds it, and down), exactly once per peer."""
+    stats = tmp_path / "stats"
+    stats.mkdir()
+    result = launch(cluster, udp_opt, ["-n", "16", "-H", hosts_arg(cluster, 8),
+                                       udp_opt.test_program("first_contact_test"), "all"],
+                    env={"GASNET_SSH_OUT_DEGREE": "2", "GASNET_STATSFILE": f"{stats}/s.%"})
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("met 15 peers") == 16, result.describe()
+    for rank in range(16):
+        text = (stats / f"s.{rank}").read_text()
+        found = re.search(r"STARTUP \d+ bytes from the spawner \(\d+ exchanges, (\d+) lookups", text)
+        # its 14 peers on other hosts (its host's other rank shares memory with it)
+        assert found and int(found.group(1)) == 14, f"rank {rank}: {text[-1500:]}"
+
+
 def test_v_stamps_each_step_of_start_up(cluster, udp_opt):
     """-v's start-up times (issue 36): every step of start-up, in order, with the seconds since
     gasnetrun started; each bootstrap collective with the bytes every rank received."""

@@ -4,7 +4,9 @@
 #ifndef GASNETI_BOOTSTRAP_H
 #define GASNETI_BOOTSTRAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The largest blob one rank contributes to an exchange; every implementation carries at least
  * this much, and the core refuses more (gasneti_bootstrap_exchange). */
@@ -29,6 +31,14 @@ typedef struct gasneti_bootstrap {
   /* A fatal error: ask the launcher to end the whole job with this code at once, without the
    * grace period of an ordinary exit. Best effort; the caller then leaves (exit.c). */
   void (*abort)(int code);
+  /* Cards on demand (optional: NULL in a spawner that cannot serve them, and then the core
+   * serves lookups from one exchange). publish hands the spawner this rank's card once per
+   * job; every rank's card can be looked up after the next barrier (the core issues it).
+   * lookup copies rank's card (len bytes) into card and returns 1, or returns 0 when that rank
+   * published none; *ended is set to 1 when the spawner knows that rank has ended already. The
+   * core serializes calls (gasneti_bootstrap_lookup). */
+  void (*publish)(const void *card, size_t len);
+  int (*lookup)(int rank, void *card, size_t len, int *ended);
 } gasneti_bootstrap_t;
 
 /* A spawner's opener: its bootstrap when that spawner started this process, else NULL. */
@@ -44,5 +54,23 @@ extern const gasneti_bootstrap_opener_t gasneti_bootstrap_openers[];
 const gasneti_bootstrap_t *gasneti_bootstrap_choose(int *argc, char ***argv);
 /* exchange with the size rule checked. */
 void gasneti_bootstrap_exchange(const void *mine, size_t len, void *all);
+
+/* A conduit's address card, fetched the first time a rank talks to a peer instead of every
+ * rank receiving every card at start-up (as PMIx's direct modex): a job whose ranks talk to a
+ * few neighbours never holds the whole table. publish is collective (every rank calls it once,
+ * with the same len); then any rank's card can be looked up. lookup may block for a round trip
+ * to the spawner (a host agent, which may ask up its tree): never call it holding a lock the
+ * progress of other threads needs. It returns true when the spawner knows that rank has ended
+ * already (the card is still filled in). Thread-safe. GASNET_ON_DEMAND_ADDRESSES=0 (or a
+ * spawner without lookups) makes publish an exchange and lookups copies from its table. */
+void gasneti_bootstrap_publish(const void *card, size_t len);
+bool gasneti_bootstrap_lookup(int rank, void *card, size_t len);
+
+/* What this rank received from its spawner: reported in the statistics (STARTUP). */
+typedef struct {
+  uint64_t bytes;          /* exchange results and looked-up cards */
+  uint32_t exchanges, lookups;
+} gasneti_bootstrap_counts_t;
+extern gasneti_bootstrap_counts_t gasneti_bootstrap_counts;
 
 #endif

@@ -132,6 +132,10 @@ static const gasneti_knob_t rows[] = {
     {"GASNET_SSH_REMOTE_PATH", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",
      "Working directory of the ranks on other hosts (default: gasnetrun's own).", GASNETI_NOT_TUNED},
     /* ---- AM flow control and network resources (network conduits) ---- */
+    {"GASNET_ON_DEMAND_ADDRESSES", GASNETI_KNOB_BOOL, "1", 0, 0, NULL, "", J, "network",
+     "A rank fetches a peer's network address from its host's agent (or the process "
+     "manager) the first time it talks to it, so that no rank holds every address; 0: every "
+     "rank receives every address at start-up (one exchange).", GASNETI_NOT_TUNED},
     {"GASNET_AM_CREDITS_PP", GASNETI_KNOB_INT, "12", 1, 1024, NULL, "requests", J, "network",
      "AM requests in flight from a rank to each peer (a reply returns the credit). 12 stays "
      "the default although gasnet-tune on one host (udp, PSHM off, 2 and 8 ranks) recommends "

@@ -82,6 +82,10 @@ class Job:
             return
         self.deliver(seq, b"".join(entries[r] for r in range(self.plan.nranks)))
 
+    def want(self, rank: int) -> None:
+        # The root agent's subtree is the whole job: no card is ever asked beyond it.
+        self.error(f"internal: no agent of the job holds rank {rank}'s address card")
+
     def event(self, kind: int, rank: int, code: int, flag: int, pid: int) -> None:
         now = time.monotonic()
         if kind == EV_LEAVING:

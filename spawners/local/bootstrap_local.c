@@ -3,6 +3,7 @@
  * started on that host), which answers once every rank of the job asked. */
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -13,13 +14,23 @@
 #include "gasnet_internal.h"
 #include "siphash.h"
 
-enum { OP_HELLO = 1, OP_EXCHANGE = 2, OP_ABORT = 4, OP_LEAVING = 5 };
+enum { OP_HELLO = 1, OP_EXCHANGE = 2, OP_ABORT = 4, OP_LEAVING = 5, OP_PUT = 6, OP_GET = 7 };
 
 static int sock = -1;
 static gasneti_bootstrap_t local_boot;
 
 /* The agent gone means the job is gone: nothing to report to. */
-static _Noreturn void agent_lost(void) { _exit(1); }
+/* Set when the rank told its agent it is leaving: the process is on its way out. */
+static atomic_int left;
+
+/* The agent gone means the job is gone: nothing to report to. But once the rank is leaving, a
+ * lookup another thread (the receive thread) still waits on belongs to a process that ends
+ * anyway, with its own code: that thread waits for the end instead of replacing the code. */
+static _Noreturn void agent_lost(void) {
+  if (atomic_load(&left))
+    for (;;) pause();
+  _exit(1);
+}
 
 static void write_all(const void *buf, size_t len) {
   const char *p = buf;
@@ -62,6 +73,29 @@ static void local_exchange(const void *mine, size_t len, void *all) {
 
 static void local_barrier(void) { local_exchange(NULL, 0, NULL); }
 
+/* The card stays with this host's agent, which answers every rank's lookups of it. */
+static void local_publish(const void *card, size_t len) { send_frame(OP_PUT, card, (uint32_t)len); }
+
+/* The agent answers from its own ranks' cards, its cache, or by asking along its tree. One
+ * write: a leaving notice another thread sends meanwhile cannot split the question. */
+static int local_lookup(int rank, void *card, size_t len, int *ended) {
+  uint32_t question[3] = {OP_GET, 4, (uint32_t)rank};
+  write_all(question, sizeof question);
+  uint32_t hdr[2], head[2];
+  read_all(hdr, sizeof hdr);
+  if (hdr[0] != OP_GET || hdr[1] < sizeof head || hdr[1] > sizeof head + GASNETI_BOOTSTRAP_BLOB_MAX)
+    gasneti_fatalerror("the agent answered a lookup with op %u of %u bytes", hdr[0], hdr[1]);
+  read_all(head, sizeof head);
+  size_t have = hdr[1] - sizeof head;
+  if (head[0] != (uint32_t)rank || (have && have != len))
+    gasneti_fatalerror("the agent answered a lookup of rank %d with rank %u's %zu-byte card "
+                       "(expected %zu bytes)", rank, head[0], have, len);
+  if (!have) return 0;
+  read_all(card, len);
+  *ended = (int)(head[1] & 1);
+  return 1;
+}
+
 /* Best effort, never blocking: the agent may already be gone. */
 static void notify(uint32_t op, int code, int ends_job) {
   if (sock < 0) return;
@@ -69,10 +103,11 @@ static void notify(uint32_t op, int code, int ends_job) {
   (void)!write(sock, frame, sizeof frame);
 }
 
+/* The socket stays open (the process ends soon and closes it): another thread may still be
+ * waiting on it for the answer to a lookup. */
 static void local_leaving(int code, int ends_job) {
+  atomic_store(&left, 1);
   notify(OP_LEAVING, code, ends_job);
-  close(sock);
-  sock = -1;
 }
 
 static void local_abort(int code) { notify(OP_ABORT, code, 1); }
@@ -100,7 +135,9 @@ const gasneti_bootstrap_t *gasneti_bootstrap_local_open(int *argc, char ***argv)
                                      .exchange = local_exchange,
                                      .barrier = local_barrier,
                                      .leaving = local_leaving,
-                                     .abort = local_abort};
+                                     .abort = local_abort,
+                                     .publish = local_publish,
+                                     .lookup = local_lookup};
   snprintf(local_boot.jobid, sizeof local_boot.jobid, "%s", jobid);
   /* The cookie's halves: a key and a message, whatever characters it holds. */
   gasneti_derive_key((const uint8_t *)cookie, cookie + 16, local_boot.secret);

@@ -77,6 +77,31 @@ static void kvs_exchange(const void *mine, size_t len, void *all) {
 
 static void kvs_barrier(void) { kvs->fence(); }
 
+/* The card under keys c.<rank>.<part>: a lookup reads one rank's parts from the server. */
+static void kvs_publish(const void *card, size_t len) {
+  size_t part = part_size();
+  char key[64], value[2 * PART_MAX + 2];
+  for (size_t off = 0, p = 0; off < len; off += part, p++) {
+    size_t n = len - off < part ? len - off : part;
+    snprintf(key, sizeof key, "c.%d.%zu", kvs->rank, p);
+    encode((const unsigned char *)card + off, n, value);
+    kvs->put(key, value);
+  }
+}
+
+static int kvs_lookup(int rank, void *card, size_t len, int *ended) {
+  (void)ended; /* a key-value store does not say */
+  size_t part = part_size();
+  char key[64], value[2 * PART_MAX + 2];
+  for (size_t off = 0, p = 0; off < len; off += part, p++) {
+    size_t n = len - off < part ? len - off : part;
+    snprintf(key, sizeof key, "c.%d.%zu", rank, p);
+    kvs->get(rank, key, value, sizeof value);
+    decode(value, (unsigned char *)card + off, n, rank);
+  }
+  return 1;
+}
+
 /* Hydra drops the output its proxies have not yet forwarded when a rank aborts: the rank's
  * last words (a usage message, a fatal error) are handed over first. Error paths only. */
 static void hand_over_output_then_abort(int code) {
@@ -118,7 +143,9 @@ void gasneti_pmi_kvs_bootstrap(const gasneti_pmi_kvs_t *k, gasneti_bootstrap_t *
                                 .exchange = kvs_exchange,
                                 .barrier = kvs_barrier,
                                 .leaving = kvs_leaving,
-                                .abort = kvs_abort};
+                                .abort = kvs_abort,
+                                .publish = kvs_publish,
+                                .lookup = kvs_lookup};
   /* The job id names shared-memory objects: a short hash of the process manager's name for
    * the job, which is the same on every host of the job. */
   uint64_t h = 1469598103934665603ull;

@@ -105,6 +105,37 @@ static void pmi_exchange(const void *mine, size_t len, void *all) {
 
 static void pmi_barrier(void) { pmi_fence(0); }
 
+/* The card goes to the PMIx servers in a fence that collects data, so that a peer's PMIx_Get
+ * later reads it from its own host's server: the servers hold the table, once per host, and a
+ * rank only what it looks up. (A fence without data and PMIx's direct modex would leave even
+ * the servers without it, but Slurm 22.05's plugin answers such a Get NOT-FOUND.) */
+#define CARD_KEY "gasnet.card"
+static void pmi_publish(const void *card, size_t len) {
+  pmix_value_t value;
+  memset(&value, 0, sizeof value);
+  value.type = PMIX_BYTE_OBJECT;
+  value.data.bo.bytes = (char *)(uintptr_t)card;
+  value.data.bo.size = len;
+  check(p_PMIx_Put(PMIX_GLOBAL, CARD_KEY, &value), "PMIx_Put of this rank's card");
+  check(p_PMIx_Commit(), "PMIx_Commit");
+  pmi_fence(1);
+}
+
+static int pmi_lookup(int rank, void *card, size_t len, int *ended) {
+  (void)ended; /* PMIx does not say */
+  pmix_proc_t peer;
+  load_procid(&peer, me.nspace, (pmix_rank_t)rank);
+  pmix_value_t *got = NULL;
+  check(p_PMIx_Get(&peer, CARD_KEY, NULL, 0, &got), "PMIx_Get of a peer's card");
+  int ok = got->type == PMIX_BYTE_OBJECT && got->data.bo.size == len;
+  if (!ok)
+    gasneti_fatalerror("pmi spawner: rank %d's card has %zu bytes, expected %zu", rank,
+                       got->type == PMIX_BYTE_OBJECT ? got->data.bo.size : 0, len);
+  memcpy(card, got->data.bo.bytes, len);
+  release(got);
+  return 1;
+}
+
 /* A rank leaving with code 0 says goodbye to the server (its peers leave too, told by the
  * runtime); one leaving with an error does not, which PMIx servers take as an abnormal end:
  * they end the other ranks and report this code. */
@@ -143,7 +174,9 @@ const gasneti_bootstrap_t *gasneti_pmix_open(void) {
                                    .exchange = pmi_exchange,
                                    .barrier = pmi_barrier,
                                    .leaving = pmi_leaving,
-                                   .abort = pmi_abort};
+                                   .abort = pmi_abort,
+                                   .publish = pmi_publish,
+                                   .lookup = pmi_lookup};
   release(size);
   set_jobid(me.nspace);
   return &pmi_boot;

@@ -54,35 +54,80 @@ static void read_timeouts(void) {
       .floor = 200e-6}; /* well above UDP_ACK_DELAY: delayed acknowledgements never look lost */
 }
 
-static void setup_peers(const udp_card_t *cards) {
-  int n = gasneti_nodes;
-  udp.peers = gasneti_calloc((size_t)n, sizeof *udp.peers);
-  uint32_t forced = gasneti_knob_is_set("GASNET_UDP_DATAGRAM")
-                        ? (uint32_t)gasneti_knob_size("GASNET_UDP_DATAGRAM") : 0;
-  bool runs = false; /* some peer's datagrams can go (and so arrive) two or more to a run */
-  for (int r = 0; r < n; r++) {
-    udp_peer_t *p = &udp.peers[r];
-    p->network = r != gasneti_mynode && !gasneti_pshm_reach[r];
-    p->addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = cards[r].port,
-                                   .sin_addr.s_addr = cards[r].ip};
-    bool same_host = gasneti_host_of[r] == gasneti_host_of[gasneti_mynode];
-    const udp_card_t *me = &cards[gasneti_mynode];
-    if (same_host && me->loopback && cards[r].loopback && me->netns &&
-        cards[r].netns == me->netns)
-      p->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* the short way (udp_sock.h) */
-    p->dgram = udp_datagram_limit(udp.sock.mtu, cards[r].mtu, same_host);
-    p->other_host = !same_host;
-    if (forced && forced < p->dgram) p->dgram = forced;
-    p->live_addr = p->addr;
-    p->live_addr.sin_port = cards[r].live_port;
-    p->pinged = p->alive_at = p->reading_at = -1;
-    if (p->network && !gasnetc_rel_init(&p->rel, udp.window, &udp.timeouts))
-      gasneti_fatalerror("udp: out of memory for the reliability window of rank %d", r);
-    if (p->network && 2 * p->dgram <= UDP_MAX_PAYLOAD) runs = true;
+/* ---- peers, met on first contact ----------------------------------------------------------- */
+static udp_card_t my_card, first_card; /* first_card: rank 0's, if looked up at start-up */
+static bool have_first_card;
+static uint32_t forced_dgram; /* GASNET_UDP_DATAGRAM, 0: unset */
+
+static udp_peer_t *new_peer(int r, const udp_card_t *card) {
+  udp_peer_t *p = gasneti_calloc(1, sizeof *p);
+  p->network = true;
+  p->addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = card->port,
+                                 .sin_addr.s_addr = card->ip};
+  bool same_host = gasneti_host_of[r] == gasneti_host_of[gasneti_mynode];
+  if (same_host && my_card.loopback && card->loopback && my_card.netns &&
+      card->netns == my_card.netns)
+    p->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* the short way (udp_sock.h) */
+  p->dgram = udp_datagram_limit(udp.sock.mtu, card->mtu, same_host);
+  p->other_host = !same_host;
+  if (forced_dgram && forced_dgram < p->dgram) p->dgram = forced_dgram;
+  p->live_addr = p->addr;
+  p->live_addr.sin_port = card->live_port;
+  p->pinged = p->alive_at = p->reading_at = -1;
+  if (!gasnetc_rel_init(&p->rel, udp.window, &udp.timeouts))
+    gasneti_fatalerror("udp: out of memory for the reliability window of rank %d", r);
+  return p;
+}
+
+/* One meeting at a time: two threads meeting the same peer at once (a send, and the receive
+ * thread holding that peer's first datagram) look it up once. */
+static pthread_mutex_t meet_lock = PTHREAD_MUTEX_INITIALIZER;
+
+udp_peer_t *udp_meet(int r) {
+  if (r < 0 || r >= (int)gasneti_nodes || !udp_is_network(r))
+    gasneti_fatalerror("internal: udp has no network path to rank %d", r);
+  udp_peer_t *p = udp_peer(r);
+  if (p) return p;
+  pthread_mutex_lock(&meet_lock);
+  p = udp_peer(r);
+  if (p) {
+    pthread_mutex_unlock(&meet_lock);
+    return p;
   }
-  /* A GSO run (and so a GRO merge) holds datagrams of at most 64 KiB in all: between ranks
-   * of one host, whose datagrams are that large already, GRO only slows each receive. */
-  if (!runs) udp_sock_gro_off(&udp.sock);
+  udp_card_t card = first_card;
+  bool ended = (r != 0 || !have_first_card) && gasneti_bootstrap_lookup(r, &card, sizeof card);
+  p = new_peer(r, &card);
+  p->finished = ended; /* it returned from main: nothing will go to it */
+  udp_lock_take();
+  if (udp.nmet == udp.met_cap) {
+    int cap = udp.met_cap ? 2 * udp.met_cap : 16;
+    int *grown = gasneti_malloc((size_t)cap * sizeof *grown);
+    if (udp.nmet) memcpy(grown, udp.met, (size_t)udp.nmet * sizeof *grown);
+    free(udp.met);
+    udp.met = grown, udp.met_cap = cap;
+  }
+  udp.met[udp.nmet++] = r;
+  atomic_store_explicit(&udp.peer_at[r], p, memory_order_release);
+  udp_lock_drop();
+  pthread_mutex_unlock(&meet_lock);
+  if (ended)
+    gasneti_warning("udp: rank %d had already exited when this rank first sent to it: what "
+                    "is sent to it is dropped", r);
+  return p;
+}
+
+/* A GSO run (and so a GRO merge) holds datagrams of at most 64 KiB in all: between ranks of
+ * one host, whose datagrams are that large already, GRO only slows each receive. Peers are
+ * met later: a peer on another host is taken to have this rank's MTU. */
+static void choose_gro(void) {
+  for (int r = 0; r < (int)gasneti_nodes; r++) {
+    if (!udp_is_network(r)) continue;
+    bool same_host = gasneti_host_of[r] == gasneti_host_of[gasneti_mynode];
+    uint32_t dgram = udp_datagram_limit(udp.sock.mtu, udp.sock.mtu, same_host);
+    if (forced_dgram && forced_dgram < dgram) dgram = forced_dgram;
+    if (2 * dgram <= UDP_MAX_PAYLOAD) return;
+  }
+  udp_sock_gro_off(&udp.sock);
 }
 
 /* ---- liveness ------------------------------------------------------------------------------ *
@@ -123,10 +168,11 @@ static void *liveness_thread(void *arg) {
     if (n < 0) return NULL;
     const udp_pkt_hdr_t h = c.h;
     if (n != sizeof c || h.tag != udp.tag || h.type != UDP_PING || h.src >= gasneti_nodes ||
+        !udp_is_network(h.src) ||
         !udp_ctl_valid(&c, (uint32_t)n))
       continue;
-    const udp_peer_t *p = &udp.peers[h.src];
-    if (!p->network || p->addr.sin_addr.s_addr != from.sin_addr.s_addr ||
+    const udp_peer_t *p = udp_peer(h.src);
+    if (!p || p->addr.sin_addr.s_addr != from.sin_addr.s_addr ||
         p->addr.sin_port != from.sin_port)
       continue; /* not from that rank's socket: no answer */
     udp_ctl_t a = {.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_ALIVE,
@@ -140,7 +186,7 @@ static void *liveness_thread(void *arg) {
 
 static void start_liveness_thread(void) {
   bool any = false;
-  for (int r = 0; r < gasneti_nodes; r++) any |= udp.peers[r].network;
+  for (int r = 0; r < gasneti_nodes; r++) any |= udp_is_network(r);
   if (!any) return; /* no peer would probe it */
   live_out = udp.sock;
   live_out.gso = false; /* one datagram at a time; and no write to the shared flag */
@@ -167,7 +213,8 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   int64_t total = gasneti_knob_int("GASNET_NETWORKDEPTH_TOTAL");
   udp.depth_total = total > 0 ? (uint32_t)total : 65535;
 
-  /* Every rank's address, port and MTU; rank 0's random tag marks this job's datagrams. */
+  /* This rank's address, port and MTU, published for its peers to look up when they first
+   * talk to it; rank 0's random tag marks this job's datagrams. */
   udp_card_t mine = {.ip = udp.sock.self.sin_addr.s_addr, .port = udp.sock.self.sin_port,
                      .mtu = udp.sock.mtu, .loopback = udp.sock.any,
                      .netns = network_namespace()};
@@ -179,15 +226,29 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   if (!keyed && gasneti_mynode == 0 && (!rnd || fread(mine.key, sizeof mine.key, 1, rnd) != 1))
     gasneti_fatalerror("udp: cannot read /dev/urandom for the job's control key");
   if (rnd) fclose(rnd);
-  udp_card_t *cards = gasneti_calloc(gasneti_nodes, sizeof *cards);
-  gasneti_bootstrap_exchange(&mine, sizeof mine, cards);
-  udp.tag = cards[0].tag | 1; /* never 0 */
-  /* From the spawner's secret (it never crossed the network in the clear), else rank 0's key,
-   * as private as the spawner's channel that carried the exchange. */
-  if (keyed) gasneti_derive_key(gasneti_boot->secret, "gasnet-udp-control", udp.ctl_key);
-  else memcpy(udp.ctl_key, cards[0].key, sizeof udp.ctl_key);
-  setup_peers(cards);
-  free(cards);
+  my_card = mine;
+  forced_dgram = gasneti_knob_is_set("GASNET_UDP_DATAGRAM")
+                     ? (uint32_t)gasneti_knob_size("GASNET_UDP_DATAGRAM") : 0;
+  udp.peer_at = gasneti_calloc(gasneti_nodes, sizeof *udp.peer_at);
+  gasneti_bootstrap_publish(&mine, sizeof mine);
+  /* The job's tag and control key: from the spawner's secret (it never crossed the network in
+   * the clear), else rank 0's random ones, as private as the spawner's channel that carries its
+   * card (then every rank looks rank 0 up now). */
+  if (keyed) {
+    uint8_t tag[16];
+    gasneti_derive_key(gasneti_boot->secret, "gasnet-udp-tag", tag);
+    memcpy(&udp.tag, tag, sizeof udp.tag);
+    gasneti_derive_key(gasneti_boot->secret, "gasnet-udp-control", udp.ctl_key);
+  } else {
+    udp_card_t first = mine;
+    if (gasneti_mynode != 0) gasneti_bootstrap_lookup(0, &first, sizeof first);
+    first_card = first;
+    have_first_card = true;
+    udp.tag = first.tag;
+    memcpy(udp.ctl_key, first.key, sizeof udp.ctl_key);
+  }
+  udp.tag |= 1; /* never 0 */
+  choose_gro();
   udp.timers_at = udp_now(); /* a first send followed by long computing is an absence too */
   start_liveness_thread();
 
@@ -228,7 +289,9 @@ int gasnetc_poll(int which) {
     double now = udp_now();
     if (now >= udp.next_check) udp_check_timers(now);
   }
+  bool held = udp.nheld != 0;
   udp_lock_drop();
+  if (held) udp_meet_held(); /* first datagrams from ranks not met yet */
   int ran = 0;
   if (which & GASNETI_POLL_REQUESTS) {
 #if GASNETI_THREADS
@@ -260,12 +323,13 @@ void gasnetc_exit_notify(int code) {
    * the peers finish that barrier before they follow). Not from a signal handler: the code
    * it interrupted may be filling one of them. */
   if (!gasneti_exit_in_signal)
-    for (int r = 0; r < gasneti_nodes; r++)
-      if (!udp.peers[r].finished) udp_flush_peer(r, false);
+    for (int i = 0; i < udp.nmet; i++)
+      if (!udp_peer(udp.met[i])->finished) udp_flush_peer(udp.met[i], false);
+  /* The peers it met: the others hear of the exit from their agents. */
   for (int round = 0; round < 3; round++)
-    for (int r = 0; r < gasneti_nodes; r++)
-      if (udp.peers[r].network && gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
-        udp_send_control(r, UDP_EXIT, code);
+    for (int i = 0; i < udp.nmet; i++)
+      if (gasneti_host_of[udp.met[i]] != gasneti_host_of[gasneti_mynode])
+        udp_send_control(udp.met[i], UDP_EXIT, code);
   udp_send_now();
   udp_lock_drop();
 }
@@ -276,10 +340,13 @@ void gasnetc_exit_notify(int code) {
 void gasnetc_fini(void) {
   double until = udp_now() + 1.0;
   while (udp.in_flight && udp_now() < until) gasnetc_poll(GASNETI_POLL_REPLIES);
+  udp_meet_held(); /* a peer whose first datagram is still held waits for this rank too */
+  /* Only the peers it met can be waiting for it. */
+  udp_lock_take();
   for (int round = 0; round < 2; round++)
-    for (int r = 0; r < gasneti_nodes; r++)
-      if (udp.peers[r].network) udp_send_control(r, UDP_FINISHED, 0);
+    for (int i = 0; i < udp.nmet; i++) udp_send_control(udp.met[i], UDP_FINISHED, 0);
   udp_send_now();
+  udp_lock_drop();
 }
 
 /* ---- GASNET_RCV_THREAD ------------------------------------------------------------------------ */

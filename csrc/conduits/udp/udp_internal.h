@@ -113,10 +113,25 @@ typedef struct {
   uint32_t ping_seq;    /* probes sent to it; an answer echoes the one it answers */
 } udp_peer_t;
 
+/* A datagram from a rank this one has not met yet, kept while its address card is looked up
+ * (a copy in a pool block) and then taken as if it had just arrived. */
+typedef struct {
+  uint8_t *block;
+  uint32_t len;
+  struct sockaddr_in from;
+} udp_held_t;
+enum { UDP_HELD_MAX = 64 };
+
 typedef struct {
   udp_sock_t sock;
   udp_pool_t pool;
-  udp_peer_t *peers;
+  /* [rank]: its state, allocated when this rank first talks to it or hears from it (udp_meet):
+   * a rank that talks to a few peers holds a few. Written once under udp_lock; read by the
+   * liveness thread without it. */
+  _Atomic(udp_peer_t *) *peer_at;
+  int *met, nmet, met_cap;  /* the ranks met so far */
+  udp_held_t held[UDP_HELD_MAX];
+  int nheld;
   gasneti_credits_t credits;
   gasnetc_rel_timeouts_t timeouts;
   uint32_t tag;          /* the job's datagram tag */
@@ -139,6 +154,15 @@ typedef struct {
 } udp_state_t;
 
 extern udp_state_t udp;
+
+/* A peer's state, NULL before the two ranks met. */
+static inline udp_peer_t *udp_peer(int rank) {
+  return atomic_load_explicit(&udp.peer_at[rank], memory_order_acquire);
+}
+/* Reached through this conduit: not itself, not a peer of its supernode (shared memory). */
+static inline bool udp_is_network(int rank) {
+  return rank != (int)gasneti_mynode && !gasneti_pshm_reach[rank];
+}
 
 #if GASNETI_THREADS
 extern gasneti_spinlock_t udp_lock;     /* all of the above */
@@ -193,6 +217,11 @@ static inline bool udp_ctl_valid(const void *data, uint32_t len) {
   return c.mac == gasneti_siphash24(udp.ctl_key, &c.h, sizeof c.h);
 }
 void udp_send_ping(int peer);        /* a liveness probe to its liveness socket */
+/* udp_conduit.c: first contact. The peer's state, after looking up its address card (a round
+ * trip to the spawner: call without udp_lock held). */
+udp_peer_t *udp_meet(int peer);
+/* Meets the senders of held datagrams, then takes the datagrams (without udp_lock held). */
+void udp_meet_held(void);
 
 /* udp_recv.c */
 int udp_receive(void);               /* datagrams in, acknowledgements applied (holds udp_lock) */

@@ -24,7 +24,7 @@ static void drop_note(const char *why, const struct sockaddr_in *from) {
 }
 
 static void queue_ready(int peer, uint8_t *data, uint32_t len) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   udp_pktq_t *q = &p->ready;
   if (q->count == q->cap) { /* grow; rare, and bounded by the pool */
     uint32_t cap = q->cap ? 2 * q->cap : 16;
@@ -45,7 +45,7 @@ static void queue_ready(int peer, uint8_t *data, uint32_t len) {
 /* The peer returned from main: nothing it was sent needs an acknowledgement any more, and
  * nothing more goes to it. What it sent before still gets delivered. */
 static void peer_finished(int peer) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   if (p->finished) return;
   p->finished = true;
   gasnetc_rel_t *r = &p->rel;
@@ -72,7 +72,7 @@ static void peer_finished(int peer) {
  * the time that declares it lost starts again. If it has, it reads its socket and still
  * acknowledges nothing: the clock runs on (see udp_check_timers). */
 static void peer_answered(int peer, uint32_t reads) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   double now = udp_now();
   if (p->alive_at >= 0 && reads == p->polls_seen) gasnetc_rel_peer_alive(&p->rel, now);
   else if (p->alive_at >= 0) p->reading_at = now;
@@ -81,6 +81,41 @@ static void peer_answered(int peer, uint32_t reads) {
 }
 
 static void take_data(int src, uint8_t *data, uint32_t len, bool keep);
+static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, bool keep);
+
+/* Kept (copied: the receive batch reuses its blocks) until udp_meet_held, outside udp_lock,
+ * looks its sender up. When too many wait, or no block is free, it is dropped: the sender
+ * sends it again. */
+static void hold(const uint8_t *data, uint32_t len, const struct sockaddr_in *from) {
+  uint8_t *block = udp.nheld < UDP_HELD_MAX && udp.pool.nfree > POOL_RESERVE
+                       ? udp_pool_get(&udp.pool) : NULL;
+  if (!block) return;
+  memcpy(block, data, len);
+  udp.held[udp.nheld++] = (udp_held_t){block, len, *from};
+}
+
+void udp_meet_held(void) {
+  for (;;) {
+    udp_lock_take();
+    int stranger = -1;
+    for (int i = 0; i < udp.nheld && stranger < 0; i++) {
+      int src = ((const udp_pkt_hdr_t *)udp.held[i].block)->src;
+      if (!udp_peer(src)) stranger = src;
+    }
+    if (stranger < 0) { /* every sender met: take them as if they had just arrived */
+      int n = udp.nheld;
+      udp.nheld = 0;
+      for (int i = 0; i < n; i++) {
+        handle(udp.held[i].block, udp.held[i].len, &udp.held[i].from, true);
+        udp_pool_put(&udp.pool, udp.held[i].block);
+      }
+      udp_lock_drop();
+      return;
+    }
+    udp_lock_drop();
+    udp_meet(stranger);
+  }
+}
 static void take_piece(int src, const udp_pkt_hdr_t *h, uint32_t len,
                        const struct sockaddr_in *from);
 
@@ -89,9 +124,13 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
   if (len < sizeof(udp_pkt_hdr_t)) { drop_note("too short", from); return; }
   udp_pkt_hdr_t *h = (udp_pkt_hdr_t *)data;
   if (h->tag != udp.tag) { drop_note("not of this job", from); return; }
-  if (h->src >= gasneti_nodes || !udp.peers[h->src].network) { drop_note("bad sender", from); return; }
+  if (h->src >= gasneti_nodes || !udp_is_network(h->src)) { drop_note("bad sender", from); return; }
   int src = h->src;
-  udp_peer_t *p = &udp.peers[src];
+  udp_peer_t *p = udp_peer(src);
+  if (!p) { /* a rank not met yet: its address is checked once its card is here */
+    hold(data, len, from);
+    return;
+  }
   if (p->addr.sin_addr.s_addr != from->sin_addr.s_addr || p->addr.sin_port != from->sin_port)
     { drop_note("sender's address does not match its rank", from); return; }
   if (h->type == UDP_EXIT || h->type == UDP_FINISHED || h->type == UDP_ALIVE) {
@@ -120,7 +159,7 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
 
 /* A data packet from src, whole (its block holds a reference that is not this one's). */
 static void take_data(int src, uint8_t *data, uint32_t len, bool keep) {
-  udp_peer_t *p = &udp.peers[src];
+  udp_peer_t *p = udp_peer(src);
   udp_mark_dirty(src); /* it expects an acknowledgement: soon, and at once for a second packet */
   if (p->unacked++ == 0) p->ack_by = udp_now() + UDP_ACK_DELAY;
   else p->ack_by = 0;
@@ -166,7 +205,7 @@ static udp_whole_t *whole_for(udp_peer_t *p, uint32_t seq, uint32_t whole) {
 
 static void take_piece(int src, const udp_pkt_hdr_t *h, uint32_t len,
                        const struct sockaddr_in *from) {
-  udp_peer_t *p = &udp.peers[src];
+  udp_peer_t *p = udp_peer(src);
   uint32_t off = (uint32_t)h->code, n = len - (uint32_t)sizeof *h, whole = h->whole;
   if (whole < sizeof *h || whole > UDP_MAX_PAYLOAD || off % UDP_PART_UNIT || n == 0 ||
       off > whole || n > whole - off || (n % UDP_PART_UNIT && off + n != whole))
@@ -261,7 +300,7 @@ void udp_check_timers(double now) {
   int kept = 0;
   for (int i = 0; i < udp.nactive; i++) {
     int peer = udp.active[i];
-    udp_peer_t *p = &udp.peers[peer];
+    udp_peer_t *p = udp_peer(peer);
     if (was_away) gasnetc_rel_peer_alive(&p->rel, now);
     double stalled = p->rel.stalled_since;
     if (stalled >= 0 && now - stalled > max / 4 && (p->pinged < 0 || now - p->pinged >= max / 32)) {
@@ -313,7 +352,7 @@ static bool run_message(int src, udp_msg_hdr_t *m, const uint8_t *end) {
                      .payload = payload, .dst = m->dst};
   if (m->category == GASNETI_AM_MEDIUM && m->chunk < m->nbytes) { /* reassembly */
     if (m->nbytes > GASNETC_MAX_MEDIUM) return bad("Medium too large", src);
-    udp_peer_t *p = &udp.peers[src];
+    udp_peer_t *p = udp_peer(src);
     uint8_t **buf = &p->medium[reply];
     uint32_t *got = &p->medium_got[reply];
     if (!*buf) *buf = gasneti_malloc(GASNETC_MAX_MEDIUM);
@@ -372,7 +411,7 @@ int udp_deliver_ready(void) {
       break;
     }
     int src = ready_peers[0];
-    udp_pktq_t *q = &udp.peers[src].ready;
+    udp_pktq_t *q = &udp_peer(src)->ready;
     udp_pkt_t pkt = q->items[q->head];
     q->head = (q->head + 1) % q->cap;
     if (--q->count == 0) { /* done with this peer for now */

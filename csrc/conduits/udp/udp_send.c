@@ -16,7 +16,7 @@ double udp_now(void) {
 }
 
 void udp_mark_dirty(int peer) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   if (!p->dirty) {
     p->dirty = true;
     udp.dirty[udp.ndirty++] = peer;
@@ -24,7 +24,7 @@ void udp_mark_dirty(int peer) {
 }
 
 static void activate(int peer) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   if (!p->in_active) {
     p->in_active = true;
     udp.active[udp.nactive++] = peer;
@@ -48,7 +48,7 @@ void udp_send_now(void) {
 
 void udp_queue_out(int peer, const void *buf, uint32_t len) {
   if (udp.nout == udp.outcap) udp_send_now();
-  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].addr, buf, len, len, NULL, 0};
+  udp.out[udp.nout++] = (udp_out_t){&udp_peer(peer)->addr, buf, len, len, NULL, 0};
 }
 
 /* A queued packet keeps its block until it is handed to the socket: an acknowledgement that
@@ -59,8 +59,8 @@ static void queue_pieces(int peer, uint8_t *block, uint32_t len, uint32_t fit);
 
 void udp_queue_data(int peer, void *block, uint32_t len) {
   const udp_tail_t *t = udp_tail(block);
-  if (len > udp.peers[peer].dgram) { /* built before its path's MTU dropped */
-    queue_pieces(peer, block, len, udp.peers[peer].dgram);
+  if (len > udp_peer(peer)->dgram) { /* built before its path's MTU dropped */
+    queue_pieces(peer, block, len, udp_peer(peer)->dgram);
     return;
   }
   if (udp.nout == udp.outcap) udp_send_now();
@@ -69,12 +69,12 @@ void udp_queue_data(int peer, void *block, uint32_t len) {
     udp_queue_out(peer, block, len);
     return;
   }
-  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].addr, block, len, t->head_len, t->ext,
+  udp.out[udp.nout++] = (udp_out_t){&udp_peer(peer)->addr, block, len, t->head_len, t->ext,
                                     t->ext_len};
 }
 
 static void fill_header(udp_pkt_hdr_t *h, int peer, int type) {
-  gasnetc_rel_ackinfo_t info = gasnetc_rel_ackinfo(&udp.peers[peer].rel);
+  gasnetc_rel_ackinfo_t info = gasnetc_rel_ackinfo(&udp_peer(peer)->rel);
   h->tag = udp.tag;
   h->src = (uint16_t)gasneti_mynode;
   h->type = (uint8_t)type;
@@ -105,7 +105,7 @@ enum { UDP_RESIZE_AFTER = 3 };
 
 /* New packets to peer are at most size bytes (never raised again in this job). */
 static void narrow(int peer, uint32_t size, const char *why) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   if (size >= p->dgram) return;
   static bool told;
   if (!told) {
@@ -127,9 +127,9 @@ static void path_refused(void) {
   uint32_t fits = udp_datagram_limit(mtu, mtu, false);
   bool lowered = mtu < udp.sock.mtu;
   if (lowered) udp.sock.mtu = mtu;
-  for (int r = 0; r < (int)gasneti_nodes; r++) {
-    udp_peer_t *p = &udp.peers[r];
-    if (!p->network) continue;
+  for (int i = 0; i < udp.nmet; i++) {
+    int r = udp.met[i];
+    udp_peer_t *p = udp_peer(r);
     if (lowered && p->other_host) narrow(r, fits, "this host's interface MTU was lowered");
     if (&p->addr == to && len <= p->dgram)
       narrow(r, udp_datagram_below(len), "the kernel refused a datagram as too large");
@@ -139,7 +139,7 @@ static void path_refused(void) {
 /* Cuts a packet into pieces of at most fit bytes with their headers (UDP_PART), sent from the
  * packet's block. */
 static void queue_pieces(int peer, uint8_t *block, uint32_t len, uint32_t fit) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   udp_tail_t *t = udp_tail(block);
   if (t->ext) { /* the payload sent from where it lies joins the rest: pieces are one run */
     memcpy(block + t->head_len, t->ext, t->ext_len);
@@ -168,7 +168,7 @@ static void queue_pieces(int peer, uint8_t *block, uint32_t len, uint32_t fit) {
 /* An acknowledged packet that had been cut tells what size the path carries; a larger one that
  * went whole tells that the path carries more than that. */
 static void path_evidence(int peer, const udp_tail_t *t) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   if (!t->cut) {
     if (t->len > p->narrow_to) p->narrow_votes = 0;
     return;
@@ -181,7 +181,7 @@ static void path_evidence(int peer, const udp_tail_t *t) {
 /* ---- reliability callbacks -------------------------------------------------------------- */
 void udp_release(void *ctx, void *buf) {
   int peer = (int)(intptr_t)ctx;
-  const udp_peer_t *p = &udp.peers[peer];
+  const udp_peer_t *p = udp_peer(peer);
   if (p->cut_in_flight | p->narrow_votes) path_evidence(peer, udp_tail(buf));
   udp_pool_put(&udp.pool, buf);
   udp.in_flight--;
@@ -197,7 +197,7 @@ void udp_drop_sent(void *buf) {
  * UDP_RESIZE_AFTER tries in vain, in pieces, smaller at each further try (see above). */
 void udp_resend(void *ctx, void *buf, uint32_t len) {
   int peer = (int)(intptr_t)ctx;
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   udp_tail_t *t = udp_tail(buf);
   if (t->resends < UINT16_MAX) t->resends++;
   fill_header(buf, peer, UDP_DATA);
@@ -212,7 +212,7 @@ void udp_resend(void *ctx, void *buf, uint32_t len) {
 
 /* ---- data packets ------------------------------------------------------------------------- */
 static bool open_packet(int peer) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   if (!gasnetc_rel_window_open(&p->rel) || udp.in_flight >= udp.depth_total) return false;
   uint8_t *buf = udp_pool_get(&udp.pool);
   if (!buf) return false;
@@ -227,7 +227,7 @@ static bool open_packet(int peer) {
 
 /* Sends peer's open data packet (even an empty one when force: it carries credits). */
 void udp_flush_peer(int peer, bool force) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   if (!p->open) return;
   udp_pkt_hdr_t *h = (udp_pkt_hdr_t *)p->open;
   if (!h->nmsgs && !force) return;
@@ -244,7 +244,7 @@ void udp_flush_peer(int peer, bool force) {
 }
 
 static void send_ack(int peer) {
-  udp.peers[peer].unacked = 0;
+  udp_peer(peer)->unacked = 0;
   if (udp.nout == udp.outcap) udp_send_now();
   udp_pkt_hdr_t *h = &udp.acks[udp.nacks++].h;
   *h = (udp_pkt_hdr_t){0};
@@ -269,9 +269,9 @@ void udp_send_ping(int peer) {
   if (udp.nout == udp.outcap) udp_send_now();
   udp_ctl_t *c = &udp.acks[udp.nacks++];
   *c = (udp_ctl_t){.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_PING,
-                         .seq = ++udp.peers[peer].ping_seq}};
+                         .seq = ++udp_peer(peer)->ping_seq}};
   udp_ctl_seal(c);
-  udp.out[udp.nout++] = (udp_out_t){&udp.peers[peer].live_addr, c, sizeof *c, sizeof *c, NULL, 0};
+  udp.out[udp.nout++] = (udp_out_t){&udp_peer(peer)->live_addr, c, sizeof *c, sizeof *c, NULL, 0};
 }
 
 /* End of a poll: every touched peer's open packet goes; owed credits beyond the slack go in
@@ -287,7 +287,7 @@ void udp_flush_all(void) {
   double now = -1;
   for (int i = 0; i < n; i++) {
     int peer = list[i];
-    udp_peer_t *p = &udp.peers[peer];
+    udp_peer_t *p = udp_peer(peer);
     p->dirty = false;
     if (p->finished) continue;
     udp_flush_peer(peer, false);
@@ -312,7 +312,7 @@ typedef struct {
  * this then sends. */
 static void append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, bool with_args,
                    uint32_t chunk, const uint8_t *payload, uint64_t dst, bool external) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   udp_msg_hdr_t *m = (udp_msg_hdr_t *)(p->open + p->open_len);
   int nargs = with_args ? am->nargs : 0;
   *m = (udp_msg_hdr_t){.category = am->category, .handler = am->handler, .nargs = (uint8_t)nargs,
@@ -336,7 +336,7 @@ static bool external(const gasneti_am_t *am, uint32_t chunk) {
 
 /* Places as much of the AM as window and buffers allow; true once all of it is placed. */
 static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) {
-  udp_peer_t *p = &udp.peers[peer];
+  udp_peer_t *p = udp_peer(peer);
   uint32_t total = am->category == GASNETI_AM_SHORT ? 0 : am->nbytes;
   const uint8_t *src = am->payload;
   for (;;) {
@@ -399,7 +399,8 @@ void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
   bool reply = reply_to != NULL;
   bool in_handler = gasneti_am_context != GASNETI_CTX_CLIENT;
   int which = (reply || in_handler) ? GASNETI_POLL_REPLIES : GASNETI_POLL_ALL;
-  udp_peer_t *p = &udp.peers[dest];
+  udp_peer_t *p = udp_peer(dest);
+  if (!p) p = udp_meet(dest); /* first contact: its address from the spawner */
   /* A request takes a credit, given back by its reply. */
   if (!reply && !gasneti_credit_wait(&udp.credits, UDP_LOCK, dest, &p->finished, serve_waiting,
                                      which))

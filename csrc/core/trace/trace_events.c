@@ -1,6 +1,9 @@
 /* trace_events.c: what each hook records: a trace line (if the rank traces the event's
  * category) and the event's statistics (count, and min/max/total/average of its size or of
  * the time it waited), plus per-peer messages and bytes. GASNet's names for the events. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -139,6 +142,20 @@ void gasneti_trace_barrier(const char *loc, const char *name, int id, int flags,
 }
 
 /* ---- the statistics at exit -------------------------------------------------------------- */
+/* VmHWM of /proc/self/status (getrusage's ru_maxrss would count the launcher's process this
+ * rank was forked from: it survives exec). open/read only: this may run in a signal handler. */
+static long peak_resident_kib(void) {
+  char buf[4096];
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  const char *at = strstr(buf, "VmHWM:");
+  return at ? strtol(at + 6, NULL, 10) : -1;
+}
+
 void gasneti_trace_stats_write(FILE *f, bool in_signal) {
   if (in_signal ? pthread_mutex_trylock(&stats_lock) != 0 : pthread_mutex_lock(&stats_lock) != 0)
     return;
@@ -169,6 +186,14 @@ void gasneti_trace_stats_write(FILE *f, bool in_signal) {
                            (unsigned long long)s->count);
     }
   }
+  /* What start-up cost this rank: the spawner's data it received (exchanges' whole tables and
+   * the address cards it looked up) and its peak resident memory so far. */
+  long peak_kib = peak_resident_kib();
+  gasneti_trace_line(f, 'I', NULL, "STARTUP %llu bytes from the spawner (%u exchanges, %u "
+                     "lookups), peak resident %ld KiB",
+                     (unsigned long long)gasneti_bootstrap_counts.bytes,
+                     gasneti_bootstrap_counts.exchanges, gasneti_bootstrap_counts.lookups,
+                     peak_kib);
   for (int p = 0; p < gasneti_nodes; p++)
     if (peer_msgs[p])
       gasneti_trace_line(f, 'I', NULL, "PEER %d: %llu msgs, %llu bytes", p,

@@ -4,6 +4,7 @@ hands results back down, reports every rank's leaving and end upward, relays sig
 and cleans up the host (/dev/shm objects of the job) at the end."""
 from __future__ import annotations
 
+import bisect
 import glob
 import os
 import signal
@@ -15,7 +16,8 @@ from typing import Callable, Protocol
 from ..loop import Loop
 from .hub import ControlHub, Handlers, control_socket_name
 from .output import LineSplitter, Sink
-from .protocol import EV_ABORT, EV_ENDED, EV_LEAVING, HEADER, OP_EXCHANGE
+from .protocol import (CARD_ENDED, CARD_HEAD, EV_ABORT, EV_ENDED, EV_LEAVING, HEADER, OP_EXCHANGE,
+                       OP_GET)
 from .ranks import RankProcess, SpawnError, same_addresses, signal_group, spawn_rank, status_of
 
 
@@ -57,6 +59,12 @@ class Upstream(Protocol):
 
     def error(self, message: str) -> None: ...
 
+    def want(self, rank: int) -> None: ...  # a card from outside this subtree (T_GET up)
+
+
+# An answer to a card lookup: (flags, card); an empty card means that rank published none.
+CardReply = Callable[[int, bytes], None]
+
 
 class Downstream(Protocol):
     """A child agent as its parent sees it."""
@@ -67,6 +75,8 @@ class Downstream(Protocol):
     def send_result(self, seq: int, data: bytes) -> None: ...
 
     def send_signal(self, signum: int) -> None: ...
+
+    def send_want(self, rank: int) -> None: ...
 
     def shutdown(self) -> None: ...
 
@@ -81,6 +91,12 @@ class Agent:
         self.procs: dict[int, RankProcess] = {}
         self.children: list[Downstream] = []
         self.collect: dict[int, dict[int, bytes]] = {}
+        # Address cards (published by this host's ranks, or cached: cards never change), the
+        # lookups waiting for one, and the cards asked of another agent (answer pending).
+        self.cards: dict[int, bytes] = {}
+        self.ended_ranks: set[int] = set()
+        self.card_waiters: dict[int, list[CardReply]] = {}
+        self.cards_asked: set[int] = set()
         self.next_seq: dict[int, int] = {r: 0 for r in spec.ranks}
         self.splitter = LineSplitter(sink or upstream.output)
         self.stdin_pending: list[bytes] = []
@@ -91,6 +107,8 @@ class Agent:
         self.output_paused = False
         handlers = Handlers()
         handlers.exchange = self._on_exchange
+        handlers.put = self._on_put
+        handlers.get = self._on_get
         handlers.leaving = lambda r, code, ends: self._event(EV_LEAVING, r, code, int(ends))
         handlers.abort = lambda r, code: self._event(EV_ABORT, r, code, 1)
         handlers.failed = lambda message: self.upstream.error(f"on {spec.host}: {message}")
@@ -219,6 +237,9 @@ class Agent:
         os.close(proc.pidfd)
         code, sig = status_of(proc.pid)
         proc.ended = True
+        self.ended_ranks.add(proc.rank)
+        if proc.rank not in self.cards:  # it will never publish: its lookups get no card
+            self.card_found(proc.rank, CARD_ENDED, b"")
         self._drain_output(proc)
         self._event(EV_ENDED, proc.rank, code, sig)
 
@@ -267,6 +288,61 @@ class Agent:
             self.hub.send(rank, frame)
         for child in self.children:
             child.send_result(seq, result)
+
+    # ---- address cards on demand (spawners/local/protocol.md: PUT, GET) ----------------------
+    def _on_put(self, rank: int, card: bytes) -> None:
+        if rank in self.cards:
+            from .hub import RankProtocolError
+            raise RankProtocolError(f"rank {rank} published its address card twice")
+        self.card_found(rank, 0, card)
+
+    def _on_get(self, rank: int, wanted: int) -> None:
+        def answer(flags: int, card: bytes) -> None:
+            body = CARD_HEAD.pack(wanted, flags) + card
+            self.hub.send(rank, HEADER.pack(OP_GET, len(body)) + body)
+        self.find_card(wanted, answer)
+
+    def find_card(self, wanted: int, reply: CardReply) -> None:
+        """Answers at once from this agent's cards, else when the card arrives: from a rank of
+        this host that has not published it yet, or from the agent towards that rank (the child
+        whose subtree holds it, else the parent). One question per card is in flight."""
+        card = self.cards.get(wanted)
+        if card is not None:
+            reply(CARD_ENDED if wanted in self.ended_ranks else 0, card)
+            return
+        if not 0 <= wanted < self.spec.nranks:
+            reply(0, b"")
+            return
+        if wanted in self.spec.ranks and wanted in self.ended_ranks:
+            reply(CARD_ENDED, b"")
+            return
+        self.card_waiters.setdefault(wanted, []).append(reply)
+        if wanted in self.spec.ranks or wanted in self.cards_asked:
+            return
+        self.cards_asked.add(wanted)
+        child = self._child_holding(wanted)
+        if child is not None:
+            child.send_want(wanted)
+        else:
+            self.upstream.want(wanted)
+
+    def _child_holding(self, rank: int) -> Downstream | None:
+        for child in self.children:
+            i = bisect.bisect_left(child.subtree, rank)
+            if i < len(child.subtree) and child.subtree[i] == rank:
+                return child
+        return None
+
+    def card_found(self, rank: int, flags: int, card: bytes) -> None:
+        """A card arrived (published here, or the answer of another agent): kept, and handed to
+        every lookup waiting for it."""
+        self.cards_asked.discard(rank)
+        if card:
+            self.cards[rank] = card
+        if flags & CARD_ENDED:
+            self.ended_ranks.add(rank)
+        for reply in self.card_waiters.pop(rank, []):
+            reply(flags, card)
 
     # ---- the end ------------------------------------------------------------------------
     def close(self) -> list[str]:

@@ -17,8 +17,8 @@ from typing import Callable
 from ..loop import Loop
 from .ranks import SpawnError
 from .secret import same_secret
-from .protocol import (BLOB_MAX, HEADER, HELLO, LEAVING, OP_ABORT, OP_EXCHANGE, OP_HELLO,
-                       OP_LEAVING, OP_NAMES)
+from .protocol import (BLOB_MAX, GET, HEADER, HELLO, LEAVING, OP_ABORT, OP_EXCHANGE, OP_GET,
+                       OP_HELLO, OP_LEAVING, OP_NAMES, OP_PUT)
 
 AUTH_DEADLINE = 10.0  # seconds a connection may take to prove itself
 EXTRA_PENDING = 64    # unauthenticated connections kept beyond the ranks still expected
@@ -40,6 +40,8 @@ class Connection:
 class Handlers:
     """What the hub reports to its agent."""
     exchange: Callable[[int, bytes], None]
+    put: Callable[[int, bytes], None]   # rank, its card
+    get: Callable[[int, int], None]     # rank, the rank whose card it wants
     leaving: Callable[[int, int, bool], None]
     abort: Callable[[int, int], None]
     failed: Callable[[str], None]
@@ -223,6 +225,10 @@ class ControlHub:
                 raise RankProtocolError(f"rank {rank} exchanged {len(payload)} bytes (at most "
                                         f"{BLOB_MAX})")
             self.handlers.exchange(rank, payload)
+        elif op == OP_PUT and 0 < len(payload) <= BLOB_MAX:
+            self.handlers.put(rank, payload)
+        elif op == OP_GET and len(payload) == GET.size:
+            self.handlers.get(rank, GET.unpack(payload)[0])
         elif op in (OP_LEAVING, OP_ABORT) and len(payload) == LEAVING.size:
             code, ends_job = LEAVING.unpack(payload)
             if op == OP_ABORT:

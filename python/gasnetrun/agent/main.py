@@ -20,7 +20,7 @@ from .protocol import (HEARTBEAT, T_GO, T_HEARTBEAT, T_RESULT, T_SHUTDOWN, T_SIG
 from .ranks import SpawnError
 from .starter import SshSettings, read_instructions
 from .topology import AgentNode
-from .tree import SEQ, ParentLink
+from .tree import SEQ, ParentLink, take_card_frames
 
 
 def local_address_towards(host: str) -> str:
@@ -112,6 +112,8 @@ def main() -> int:
             return
         heard["parent"] = time.monotonic()
         for kind, payload in frames:
+            if take_card_frames(node.agent, kind, payload, parent.send_raw):
+                continue
             if kind == T_RESULT:
                 (seq,) = SEQ.unpack_from(payload)
                 node.deliver(seq, payload[SEQ.size:])

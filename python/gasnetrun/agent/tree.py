@@ -19,9 +19,9 @@ from typing import Callable
 
 from ..loop import Loop
 from .agent import Agent, Upstream
-from .protocol import (EVENT, NONCE_LEN, OUTPUT_HEAD, T_AUTH, T_CHALLENGE, T_CONTRIB, T_ERROR,
-                       T_EVENT, T_OUTPUT, T_READY, T_RESULT, T_SHUTDOWN, T_SIGNAL, TREE_HEADER,
-                       TREE_MAX_FRAME)
+from .protocol import (CARD_WANT, CARD_WIRE, EVENT, NONCE_LEN, OUTPUT_HEAD, T_AUTH, T_CARD,
+                       T_CHALLENGE, T_CONTRIB, T_ERROR, T_EVENT, T_GET, T_OUTPUT, T_READY,
+                       T_RESULT, T_SHUTDOWN, T_SIGNAL, TREE_HEADER, TREE_MAX_FRAME)
 
 AUTH_DEADLINE = 20.0
 AUTH = struct.Struct("!32sI")  # HMAC-SHA256, agent index
@@ -42,6 +42,25 @@ def pack_contrib(seq: int, entries: dict[int, bytes]) -> bytes:
     for rank in sorted(entries):
         parts += [ENTRY.pack(rank, len(entries[rank])), entries[rank]]
     return b"".join(parts)
+
+
+def card_frame(rank: int, flags: int, card: bytes) -> bytes:
+    return frame(T_CARD, CARD_WIRE.pack(rank, flags) + card)
+
+
+def take_card_frames(agent: Agent, kind: int, payload: bytes,
+                     send: Callable[[bytes], None]) -> bool:
+    """T_GET and T_CARD from another agent (send: back to it); False for other kinds. A frame
+    of the wrong size is ignored (agents authenticated with the job's cookie send none)."""
+    if kind == T_GET and len(payload) == CARD_WANT.size:
+        (rank,) = CARD_WANT.unpack(payload)
+        agent.find_card(rank, lambda flags, card: send(card_frame(rank, flags, card)))
+    elif kind == T_CARD and len(payload) >= CARD_WIRE.size:
+        rank, flags = CARD_WIRE.unpack_from(payload)
+        agent.card_found(rank, flags, payload[CARD_WIRE.size:])
+    else:
+        return kind in (T_GET, T_CARD)
+    return True
 
 
 def unpack_contrib(payload: bytes) -> tuple[int, dict[int, bytes]]:
@@ -199,6 +218,9 @@ class ChildLink:
     def send_signal(self, signum: int) -> None:
         self.outbox.send(frame(T_SIGNAL, struct.pack("!I", signum)))
 
+    def send_want(self, rank: int) -> None:
+        self.outbox.send(frame(T_GET, CARD_WANT.pack(rank)))
+
     def shutdown(self) -> None:
         self.outbox.send(frame(T_SHUTDOWN))
 
@@ -335,7 +357,9 @@ class TreeListener:
 def dispatch_child_frame(agent: Agent, upstream: Upstream, link: ChildLink, kind: int,
                         payload: bytes) -> None:
     """What a parent does with a frame from a child: contributions join its own gathering;
-    events, output and errors go on up."""
+    events, output and errors go on up; card lookups are answered or passed on."""
+    if take_card_frames(agent, kind, payload, link.sock_send):
+        return
     if kind == T_CONTRIB:
         seq, entries = unpack_contrib(payload)
         agent.add_contribution(seq, entries)
@@ -390,6 +414,13 @@ class ParentLink:
 
     def error(self, message: str) -> None:
         self._send(frame(T_ERROR, message.encode()))
+
+    def want(self, rank: int) -> None:
+        self._send(frame(T_GET, CARD_WANT.pack(rank)))
+
+    def send_raw(self, data: bytes) -> None:
+        """An answer to the parent's question: a lost parent shows on the next read."""
+        self.outbox.send(data)
 
     def send(self, kind: int, payload: bytes) -> None:
         self._send(frame(kind, payload))

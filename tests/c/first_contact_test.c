@@ -1,0 +1,84 @@
+/* first_contact_test.c: ranks meeting for the first time, where a conduit looks up a peer's
+ * address only then (GASNET_ON_DEMAND_ADDRESSES).
+ *   all         right after attach, with no barrier before, every rank sends a request to
+ *               every other at the same moment and waits for every reply: each pair meets
+ *               from both ends at once, and most first datagrams reach a rank that has not
+ *               met their sender yet.
+ *   exited DIR  rank 1 writes its pid to DIR/pid and returns from main at once; rank 0 waits
+ *               until that process is gone (reaped: its agent knows), then sends it a request
+ *               (no reply can come) and returns. The job must end normally and at once, with
+ *               a warning that rank 1 had exited, not wait for rank 1's acknowledgement.
+ *               Ranks of one host only (rank 0 watches rank 1's pid).
+ * Usage: first_contact_test all | exited DIR */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+enum { H_PING = 201, H_PONG = 202 };
+static volatile int pongs;
+static volatile int pinged_by;
+
+static void ping_handler(gasnet_token_t t, gasnet_handlerarg_t from) {
+  pinged_by++;
+  GASNET_SAFE(gasnet_AMReplyShort1(t, H_PONG, from));
+}
+
+static void pong_handler(gasnet_token_t t, gasnet_handlerarg_t from) {
+  (void)t, (void)from;
+  pongs++;
+}
+
+/* Gone and reaped by its agent, which learns of a rank's end in the same step. */
+static int gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+int main(int argc, char **argv) {
+  GASNET_SAFE(gasnet_init(&argc, &argv));
+  gasnet_handlerentry_t handlers[] = {{H_PING, (void (*)(void))ping_handler},
+                                      {H_PONG, (void (*)(void))pong_handler}};
+  GASNET_SAFE(gasnet_attach(handlers, 2, 65536, 0));
+  gasnet_node_t me = gasnet_mynode(), n = gasnet_nodes();
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (!strcmp(mode, "all")) {
+    for (gasnet_node_t k = 1; k < n; k++)
+      GASNET_SAFE(gasnet_AMRequestShort1((me + k) % n, H_PING, (gasnet_handlerarg_t)me));
+    GASNET_BLOCKUNTIL(pongs == (int)n - 1);
+    /* The others' requests to this rank may still be on their way: stay for them. */
+    GASNET_BLOCKUNTIL(pinged_by == (int)n - 1);
+    printf("first_contact_test: rank %d met %d peers\n", (int)me, (int)n - 1);
+  } else if (!strcmp(mode, "exited") && argc > 2 && n >= 2) {
+    char path[4096], tmp[4096];
+    snprintf(path, sizeof path, "%s/pid", argv[2]);
+    if (me == 1) {
+      snprintf(tmp, sizeof tmp, "%s/pid.tmp", argv[2]);
+      FILE *f = fopen(tmp, "w");
+      CHECK(f && fprintf(f, "%d\n", (int)getpid()) > 0 && fclose(f) == 0 && rename(tmp, path) == 0,
+            "cannot write %s: %s", path, strerror(errno));
+      printf("first_contact_test: rank 1 leaves\n");
+      fflush(stdout);
+      return test_failures ? 1 : 0;
+    }
+    if (me == 0) {
+      int pid = 0;
+      while (pid <= 0) { /* rank 1 writes it at once */
+        FILE *f = fopen(path, "r");
+        if (f) {
+          if (fscanf(f, "%d", &pid) != 1) pid = 0;
+          fclose(f);
+        }
+        if (pid <= 0) usleep(1000);
+      }
+      while (!gone((pid_t)pid)) usleep(1000);
+      GASNET_SAFE(gasnet_AMRequestShort1(1, H_PING, 0));
+      printf("first_contact_test: rank 0 sent to rank 1 after it left\n");
+    }
+  } else {
+    fprintf(stderr, "usage: first_contact_test all | exited DIR (exited needs 2 ranks)\n");
+    gasnet_exit(2);
+  }
+  fflush(stdout);
+  return test_failures ? 1 : 0;
+}

@@ -1,0 +1,74 @@
+"""Addresses on demand (GASNET_ON_DEMAND_ADDRESSES): a udp rank looks a peer's address card up
+from its host's agent the first time the two talk, and allocates its state for that peer only
+then. A ring job looks up its neighbours only; ranks that all meet at the same moment, from
+both ends, still exchange every message; a peer that has already exited is reported, not
+waited for. Lookups through a tree of agents on several hosts are in test_ssh_spawner.py."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.conduit("udp")
+
+NO_PSHM = {"GASNET_SUPERNODE_MAXSIZE": "1"}
+STARTUP = re.compile(r"STARTUP (\d+) bytes from the spawner \((\d+) exchanges, (\d+) lookups\)")
+
+
+def startup_counts(stats_dir: Path, nranks: int) -> list[tuple[int, int]]:
+    """(bytes received, lookups) of each rank, from its statistics file."""
+    counts = []
+    for rank in range(nranks):
+        text = (stats_dir / f"stats.{rank}").read_text()
+        found = STARTUP.search(text)
+        assert found, f"rank {rank}'s statistics have no STARTUP line:\n{text[-2000:]}"
+        counts.append((int(found.group(1)), int(found.group(3))))
+    return counts
+
+
+def test_a_ring_looks_up_its_two_neighbours_and_rank_0_only(udp_build, tmp_path):
+    """ring_test talks to its right-hand neighbour only: each rank looks up that neighbour and
+    the left-hand one (when its first datagram comes), never the whole table; with
+    GASNET_ON_DEMAND_ADDRESSES=0 it receives every card instead."""
+    n = 8
+    counts = {}
+    for on_demand in ("1", "0"):
+        stats = tmp_path / on_demand
+        stats.mkdir()
+        env = {**NO_PSHM, "GASNET_ON_DEMAND_ADDRESSES": on_demand,
+               "GASNET_STATSFILE": str(stats / "stats.%")}
+        result = udp_build.job(n, "ring_test", "20", env=env, timeout=120)
+        assert result.returncode == 0, result.describe()
+        assert result.stdout.count("OK") == n, result.describe()
+        counts[on_demand] = startup_counts(stats, n)
+    lookups = [c[1] for c in counts["1"]]
+    expected = [2] * n
+    assert lookups == expected, f"lookups per rank {lookups}, expected {expected}"
+    assert all(c[1] == 0 for c in counts["0"]), counts["0"]
+    # Each rank received fewer bytes than with every card sent to every rank.
+    assert all(a[0] < b[0] for a, b in zip(counts["1"], counts["0"])), counts
+
+
+@pytest.mark.parametrize("mode,env", [("seq", {}), ("par", {"GASNET_RCV_THREAD": "1"})],
+                         ids=["seq", "par-rcvthread"])
+def test_every_pair_meets_from_both_ends_at_the_same_moment(udp_build, mode, env):
+    """Right after attach every rank sends to every other: most first datagrams reach a rank
+    that has not met their sender yet (it holds them while it looks the sender up)."""
+    n = 8
+    result = udp_build.job(n, "first_contact_test", "all", mode=mode, env={**NO_PSHM, **env},
+                           timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count(f"met {n - 1} peers") == n, result.describe()
+
+
+def test_a_peer_met_after_it_exited_is_reported_and_not_waited_for(udp_build, tmp_path):
+    """Rank 1 returns from main at once; rank 0 first sends to it once it is gone: its agent
+    says so, rank 0 warns that what goes there is dropped, and the job ends normally instead of
+    waiting for an acknowledgement that cannot come."""
+    result = udp_build.job(3, "first_contact_test", "exited", str(tmp_path), env=NO_PSHM,
+                           timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert "rank 0 sent to rank 1 after it left" in result.stdout, result.describe()
+    assert "rank 1 had already exited when this rank first sent to it" in result.stderr, \
+        result.describe()
