@@ -225,6 +225,34 @@ def test_address_lookups_travel_a_tree_of_depth_3_and_every_pair_meets(cluster, 
         assert found and int(found.group(1)) == 14, f"rank {rank}: {text[-1500:]}"
 
 
+def test_v_stamps_each_step_of_start_up(cluster, udp_opt):
+    """-v's start-up times (issue 36): every step of start-up, in order, with the seconds since
+    gasnetrun started; each bootstrap collective with the bytes every rank received."""
+    hosts = cluster.hosts(4)
+    result = launch(cluster, udp_opt, ["-v", "-n", "8", "-H", ",".join(hosts),
+                                       udp_opt.program("examples", "hello_ring")])
+    assert result.returncode == 0, result.describe()
+    stamps = [(float(t), what) for t, what in
+              re.findall(r"^gasnetrun: \+(\d+\.\d{3}) s: (.*)$", result.stderr, re.M)]
+    steps = [what for _, what in stamps]
+    assert steps[:2] == ["starting 3 agent(s)", "3 agent(s) started, joining"], steps
+    for host in hosts[1:]:
+        assert steps.index(f"agent of host {host} joined") < \
+            steps.index(f"host {host} checked") < \
+            steps.index("every host checked (4 agent(s), depth 1)"), steps
+    assert steps.index("every host checked (4 agent(s), depth 1)") < \
+        steps.index("this host's 2 rank(s) started"), steps
+    collectives = [what for what in steps if what.startswith("bootstrap collective")]
+    assert collectives and collectives[0].startswith("bootstrap collective 0 done: "), steps
+    # (blobs are per rank, of one size for every rank within a collective)
+    assert all(int(re.search(r"(\d+) bytes", c)[1]) % 8 == 0 for c in collectives), collectives
+    times = [t for t, _ in stamps]
+    assert times == sorted(times) and times[0] > 0, stamps
+    quiet = launch(cluster, udp_opt, ["-n", "8", "-H", ",".join(hosts),
+                                      udp_opt.program("examples", "hello_ring")])
+    assert quiet.returncode == 0 and "gasnetrun: +" not in quiet.stderr, quiet.describe()
+
+
 def test_environment_travels_except_the_deny_list(cluster, udp_opt):
     """A variable set only in the caller reaches every rank on every host; a deny-listed one
     (DISPLAY) stays off the other hosts; the ranks run in the caller's directory."""

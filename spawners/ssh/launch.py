@@ -9,13 +9,14 @@ import stat
 import shlex
 import socket
 import sys
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from gasnetrun import _native
 from gasnetrun.thishost import is_this_host
 
 if TYPE_CHECKING:
     from gasnetrun.agent.starter import SshSettings
+    from gasnetrun.agent.node import TreeNode
     from gasnetrun.agent.topology import AgentNode
     from gasnetrun.job import Job, RunningJob
     from gasnetrun.plan import Plan
@@ -116,6 +117,8 @@ class SshSpawner:
                         sink=job.sink, log=log, on_checked=lambda problems: checked(problems),
                         silence_limit=silence_limit)
         job.deliver = root.deliver
+        if plan.verbose:
+            job.deliver = stamped(root)
 
         def checked(problems: list[str]) -> None:
             if plan.verbose and root.notes:
@@ -182,6 +185,15 @@ class SshSpawner:
         root.start(job.cookie, lambda n, port: instructions(
             nodes, specs, n, job.cookie, ssh, local_address_towards(n.host), port, silence_limit))
         return root
+
+
+def stamped(root: TreeNode) -> Callable[[int, bytes], None]:
+    """-v's start-up times: when each bootstrap collective (an exchange; a barrier is an empty
+    one) completed, and what every rank received from it."""
+    def deliver(seq: int, result: bytes) -> None:
+        root.deliver(seq, result)
+        root.stamp(f"bootstrap collective {seq} done: {len(result)} bytes to every rank")
+    return deliver
 
 
 def create() -> SshSpawner:

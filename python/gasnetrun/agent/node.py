@@ -30,6 +30,26 @@ START_DEADLINE = 60.0  # seconds for every agent to join and check its host
 KILL_SILENCE = 3 * HEARTBEAT  # a child's silence that gives it up once ranks are being killed
 
 
+def _process_age() -> float:
+    """Seconds since this process started (exec of the user's command: gasnetrun's compiled
+    front execs Python in the same process), from its start time in /proc."""
+    try:
+        with open("/proc/self/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: clock ticks after boot
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+_STARTED = time.monotonic() - _process_age()
+
+
+def since_start() -> float:
+    """Seconds since gasnetrun started: -v stamps start-up's steps with it."""
+    return time.monotonic() - _STARTED
+
+
 def plan_node(spec: AgentSpec, host: str, problems: list[str], notes: list[str]) -> None:
     """The job's conduit plans this host (its launcher half's plan_node: probe, per-node
     knobs): the knobs it adds join what the ranks see (never over the user's)."""
@@ -105,8 +125,19 @@ class TreeNode:
         self.reapers: list[subprocess.Popen] = []  # ssh commands killing frozen agents
 
     # ---- phase 1: start the children, check this host --------------------------------------
+    def stamp(self, what: str) -> None:
+        """A step of start-up, for -v with the seconds since gasnetrun started (its "start-up
+        times"). The root's only: other agents' lines reach the user's terminal (over ssh)
+        with or without -v, and what their subtrees do shows in the root's view of them."""
+        if self.on_checked is not None:
+            self.log(f"+{since_start():.3f} s: {what}")
+
+    def _agents_below(self, index: int) -> int:
+        return sum(1 + self._agents_below(c) for c in self.nodes[index].children)
+
     def start(self, cookie: str, instructions_for: Callable[[AgentNode, int], dict]) -> None:
         if self.me.children:
+            self.stamp(f"starting {len(self.me.children)} agent(s)")
             expected = {c: (self.nodes[c].host, self.nodes[c].subtree) for c in self.me.children}
             self.listener = TreeListener(self.loop, cookie, expected, self._joined,
                                          self._frame, self._lost,
@@ -127,6 +158,7 @@ class TreeNode:
                          f"{len(node.ranks)} rank(s) start once every host is checked)")
                 pidfd = os.pidfd_open(proc.pid)
                 self.loop.add_reader(pidfd, partial(self._agent_ended, c, pidfd))
+            self.stamp(f"{len(self.procs)} agent(s) started, joining")
             self._deadline = self.loop.call_later(START_DEADLINE, self._start_deadline)
             self._watch_timer = self.loop.call_later(HEARTBEAT, self._watch)
         notes: list[str] = []
@@ -155,6 +187,9 @@ class TreeNode:
         if self.me.children:
             self.loop.cancel(self._deadline)
         if self.on_checked is not None:
+            from .topology import depth
+            self.stamp(f"every host checked ({len(self.nodes)} agent(s), depth "
+                       f"{depth(self.nodes)})")
             self.on_checked(self.problems)
         else:
             self.send_up(T_READY, os.getpid().to_bytes(4, "big"))
@@ -174,6 +209,8 @@ class TreeNode:
         for link in self.agent.children:
             link.sock_send(frame(T_GO))
         self.agent.start()
+        if self.spec.ranks:
+            self.stamp(f"this host's {len(self.spec.ranks)} rank(s) started")
         for data in self.stdin_buffer:
             self.stdin(data)
         self.stdin_buffer.clear()
@@ -193,6 +230,7 @@ class TreeNode:
     # ---- children ----------------------------------------------------------------------------
     def _joined(self, link: ChildLink) -> None:
         self.joined.add(link.index)
+        self.stamp(f"agent of host {link.host} joined")
         self.last_heard[link.index] = time.monotonic()
         self.agent.children.append(link)
         if self.last_signal is not None:  # the job ended before it joined
@@ -215,6 +253,9 @@ class TreeNode:
             if len(payload) >= 4:
                 link.pid = int.from_bytes(payload[:4], "big")
             self.checked.add(link.index)
+            below = self._agents_below(link.index)
+            self.stamp(f"host {link.host} checked" +
+                       (f" (and the {below} host(s) below it)" if below else ""))
             self._maybe_checked()
         else:
             if kind == T_EVENT and payload[0] == EV_ENDED:
