@@ -109,7 +109,8 @@ class SshSpawner:
                 stdin_rank=0 if ((stdin_ok if local else stdin_forwardable)
                                  and 0 in node.ranks) else None,
                 stdin_pipe=not local, pipe_output=plan.tag_output or not local,
-                host_env=not local, children=node.children, node_planner=plan.node_planner)
+                host_env=not local, children=node.children, node_planner=plan.node_planner,
+                verbose=plan.verbose)
         log = (lambda m: print(f"gasnetrun: {m}", file=sys.stderr, flush=True)) \
             if plan.verbose else None
         silence_limit = job.policy.timeout

@@ -39,6 +39,7 @@ class AgentSpec:
     host_env: bool = False         # ranks start from this host's environment (remote agents)
     children: list[int] = field(default_factory=list)  # agent indices below this one
     node_planner: str = ""         # the conduit whose launcher half plans this host first
+    verbose: bool = False          # gasnetrun -v: the agent says what it does (its log)
 
     def rank_env(self, rank: int, socket_name: str) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if not k.startswith("GASNETRUN_")} \

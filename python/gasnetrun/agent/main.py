@@ -83,9 +83,11 @@ def main() -> int:
         return 1
     silence_limit = float(instr["silence_limit"])
     try:
+        # Its log (each rank it starts...) only under gasnetrun -v: 480 lines at 512 ranks.
+        log = (lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr)) \
+            if specs[index].verbose else None
         node = TreeNode(loop, nodes, index, lambda n: specs[n.index], parent, ssh, is_this_host,
-                        log=lambda m: print(f"gasnetrun agent on {here}: {m}", file=sys.stderr),
-                        silence_limit=silence_limit)
+                        log=log, silence_limit=silence_limit)
     except SpawnError as err:  # e.g. its control socket cannot be opened: the parent says so
         try:
             parent.error(f"on {here}: {err}")
