@@ -97,7 +97,7 @@ udp_peer_t *udp_meet(int r) {
   udp_card_t card = first_card;
   bool ended = (r != 0 || !have_first_card) && gasneti_bootstrap_lookup(r, &card, sizeof card);
   p = new_peer(r, &card);
-  p->finished = ended; /* it returned from main: nothing will go to it */
+  p->ended = ended;
   udp_lock_take();
   if (udp.nmet == udp.met_cap) {
     int cap = udp.met_cap ? 2 * udp.met_cap : 16;
@@ -110,9 +110,6 @@ udp_peer_t *udp_meet(int r) {
   atomic_store_explicit(&udp.peer_at[r], p, memory_order_release);
   udp_lock_drop();
   pthread_mutex_unlock(&meet_lock);
-  if (ended)
-    gasneti_warning("udp: rank %d had already exited when this rank first sent to it: what "
-                    "is sent to it is dropped", r);
   return p;
 }
 

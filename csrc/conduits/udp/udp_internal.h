@@ -88,6 +88,9 @@ typedef struct {
   udp_whole_t *wholes;
   bool network;      /* reached through this conduit (not self, not a supernode peer) */
   bool finished;     /* it returned from main: nothing more goes to it */
+  /* Its agent said it had ended when this rank met it: nothing goes to it (told once), but
+   * what it sent before it ended is still taken (a barrier's last round, say). */
+  bool ended, told_ended;
   gasnetc_rel_t rel;
   uint8_t *open;     /* data packet being filled, or NULL */
   uint32_t open_len;

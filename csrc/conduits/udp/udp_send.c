@@ -401,6 +401,16 @@ void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
   int which = (reply || in_handler) ? GASNETI_POLL_REPLIES : GASNETI_POLL_ALL;
   udp_peer_t *p = udp_peer(dest);
   if (!p) p = udp_meet(dest); /* first contact: its address from the spawner */
+  if (p->ended) { /* it had exited when this rank met it: nobody will ever read this */
+    udp_lock_take();
+    bool tell = !p->told_ended;
+    p->told_ended = true;
+    udp_lock_drop();
+    if (tell)
+      gasneti_warning("udp: rank %d had already exited when this rank first sent to it: what "
+                      "is sent to it is dropped", (int)dest);
+    return;
+  }
   /* A request takes a credit, given back by its reply. */
   if (!reply && !gasneti_credit_wait(&udp.credits, UDP_LOCK, dest, &p->finished, serve_waiting,
                                      which))
