@@ -77,3 +77,17 @@ def test_a_peer_met_after_it_exited_is_reported_and_not_waited_for(build, tmp_pa
     assert "rank 0 sent to rank 1 after it left" in result.stdout, result.describe()
     assert "rank 1 had already exited when this rank first sent to it" in result.stderr, \
         result.describe()
+
+
+@pytest.mark.applies(lambda conduit, **_: conduit == "udp")  # liveness probes are udp's
+def test_a_rank_first_probed_before_it_met_the_prober_is_waited_for(build):
+    """Rank 1 computes right after attach while rank 0 sends it a first request: rank 1 has not
+    met rank 0 (the datagram waits unread), so when rank 0 probes it (after a quarter of
+    GASNET_REQUESTTIMEOUT_MAX) its liveness thread must still answer: alive, not met yet.
+    It used to stay silent for a stranger, and rank 0 ended the job naming a live rank."""
+    result = build.job(2, "first_contact_test", "busy", "3",
+                       env={**NO_PSHM, "GASNET_REQUESTTIMEOUT_MAX": "1"}, timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert "unreachable" not in result.stderr, result.describe()
+    assert "rank 1 computed for 3 s, then served rank 0" in result.stdout, result.describe()
+    assert "rank 0 heard from rank 1" in result.stdout, result.describe()

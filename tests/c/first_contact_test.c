@@ -9,10 +9,16 @@
  *               (no reply can come) and returns. The job must end normally and at once, with
  *               a warning that rank 1 had exited, not wait for rank 1's acknowledgement.
  *               Ranks of one host only (rank 0 watches rank 1's pid).
- * Usage: first_contact_test all | exited DIR */
+ *   busy SECONDS right after attach rank 1 computes for SECONDS without a GASNet call while
+ *               rank 0 sends it a first request and waits for the reply: rank 1 has not met
+ *               rank 0 when it is probed (run it with GASNET_REQUESTTIMEOUT_MAX well below
+ *               SECONDS: the job must wait for rank 1, not end it as unreachable).
+ * Usage: first_contact_test all | exited DIR | busy SECONDS */
+#include <time.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,6 +36,21 @@ static void ping_handler(gasnet_token_t t, gasnet_handlerarg_t from) {
 static void pong_handler(gasnet_token_t t, gasnet_handlerarg_t from) {
   (void)t, (void)from;
   pongs++;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Busy work with no GASNet call: the rank's socket is not read until it ends. */
+static volatile double sink;
+static void compute(double seconds) {
+  double until = now() + seconds, x = 1;
+  while (now() < until)
+    for (int i = 0; i < 1000; i++) x = x * 1.0000001 + 1e-9;
+  sink = x;
 }
 
 /* Gone and reaped by its agent, which learns of a rank's end in the same step. */
@@ -75,8 +96,20 @@ int main(int argc, char **argv) {
       GASNET_SAFE(gasnet_AMRequestShort1(1, H_PING, 0));
       printf("first_contact_test: rank 0 sent to rank 1 after it left\n");
     }
+  } else if (!strcmp(mode, "busy") && argc > 2 && n >= 2) {
+    double seconds = atof(argv[2]);
+    if (me == 1) {
+      compute(seconds);
+      GASNET_BLOCKUNTIL(pinged_by == 1);
+      printf("first_contact_test: rank 1 computed for %s s, then served rank 0\n", argv[2]);
+    } else if (me == 0) {
+      GASNET_SAFE(gasnet_AMRequestShort1(1, H_PING, 0));
+      GASNET_BLOCKUNTIL(pongs == 1);
+      printf("first_contact_test: rank 0 heard from rank 1\n");
+    }
   } else {
-    fprintf(stderr, "usage: first_contact_test all | exited DIR (exited needs 2 ranks)\n");
+    fprintf(stderr, "usage: first_contact_test all | exited DIR | busy SECONDS (exited and busy "
+                    "need 2 ranks)\n");
     gasnet_exit(2);
   }
   fflush(stdout);

@@ -3,6 +3,7 @@
  * finish, and the optional receive thread (GASNET_RCV_THREAD, PAR builds only). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sock_diag.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -131,27 +132,71 @@ static void choose_gro(void) {
  * A rank that computes without calling GASNet reads no datagram and acknowledges nothing, yet
  * it is alive, and its peers must wait for it however long it computes. Each rank therefore
  * has a second, blocking socket served by a thread of its own that does nothing but answer
- * probes (UDP_PING) with UDP_ALIVE, whatever the application does. It touches no conduit state
- * beyond what is fixed before it starts (the tag, the peers' addresses) and udp_reads, an
- * atomic, so it needs no lock, runs in the SEQ library as well (no handler ever runs on it),
- * and answers from the rank's own socket, which a peer accepts as this rank's. A process that
- * is gone or stopped, or a host cut off, answers nothing: its peers still end the job after
- * GASNET_REQUESTTIMEOUT_MAX, naming it. */
-static int live_fd = -1;
-static udp_sock_t live_out; /* the rank's socket, as the thread sends on it (no GSO) */
+ * probes (UDP_PING) with UDP_ALIVE, whatever the application does, and take the answers to
+ * this rank's own probes. Probes and answers go between these sockets only: an answer that
+ * queued behind megabytes of data in a starved rank's own socket (hundreds of ranks on two
+ * cores) came too late, and the job ended naming a live rank. The thread touches no conduit
+ * state beyond what is fixed before it starts (the tag, the key), the peers' state pointers
+ * and a few atomics of theirs, so it needs no lock and runs in the SEQ library as well (no
+ * handler ever runs on it). A process that is gone or stopped, or a host cut off, answers
+ * nothing: its peers still end the job after GASNET_REQUESTTIMEOUT_MAX, naming it. */
+int udp_live_fd = -1;
 
 static bool open_liveness_socket(uint16_t *port) {
-  live_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (live_fd < 0) return false;
+  udp_live_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (udp_live_fd < 0) return false;
   struct sockaddr_in at = udp.sock.self; /* the address peers reach this rank at */
   if (udp.sock.any) at.sin_addr.s_addr = htonl(INADDR_ANY);
   at.sin_port = 0;
   socklen_t len = sizeof at;
-  if (bind(live_fd, (struct sockaddr *)&at, sizeof at) != 0 ||
-      getsockname(live_fd, (struct sockaddr *)&at, &len) != 0)
+  if (bind(udp_live_fd, (struct sockaddr *)&at, sizeof at) != 0 ||
+      getsockname(udp_live_fd, (struct sockaddr *)&at, &len) != 0)
     return false;
   *port = at.sin_port;
   return true;
+}
+
+/* What waits unread in this rank's own socket, in KiB (at most 65535): a rank behind on
+ * reading holds its peers' datagrams there, and the probers' answer says so. */
+uint16_t udp_backlog_kib(void) {
+  uint32_t info[SK_MEMINFO_VARS];
+  socklen_t len = sizeof info;
+  if (getsockopt(udp.sock.fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0 ||
+      len < sizeof(uint32_t) * (SK_MEMINFO_RMEM_ALLOC + 1))
+    return 0;
+  uint32_t kib = (info[SK_MEMINFO_RMEM_ALLOC] + 1023) / 1024;
+  return (uint16_t)(kib > 65535 ? 65535 : kib);
+}
+
+static bool same_address(const struct sockaddr_in *a, const struct sockaddr_in *b) {
+  return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
+/* A probe from a peer's liveness socket: the answer. A prober not met yet (its probe's MAC
+ * proves it is of this job) is told so, at the address the probe came from, and the
+ * application side meets it at its next poll. */
+static void answer_probe(const udp_pkt_hdr_t *h, const struct sockaddr_in *from) {
+  udp_peer_t *p = udp_peer(h->src);
+  if (p && !same_address(&p->live_addr, from)) return; /* not that rank's socket: no answer */
+  udp_ctl_t a = {.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_ALIVE,
+                       .seq = h->seq,
+                       .ack = p ? atomic_load_explicit(&p->got, memory_order_relaxed) : 0,
+                       .sack = p ? 0 : UDP_ALIVE_UNMET, .credits = udp_backlog_kib(),
+                       .code = (int32_t)atomic_load_explicit(&udp_reads, memory_order_relaxed)}};
+  if (!p) udp_ask_to_meet(h->src);
+  udp_ctl_seal(&a);
+  (void)!sendto(udp_live_fd, &a, sizeof a, 0, (const struct sockaddr *)from, sizeof *from);
+}
+
+/* An answer to one of this rank's probes: kept for udp_check_timers. */
+static void take_answer(const udp_pkt_hdr_t *h, const struct sockaddr_in *from) {
+  udp_peer_t *p = udp_peer(h->src);
+  if (!p || !same_address(&p->live_addr, from)) return;
+  atomic_store_explicit(&p->answer, (uint64_t)(uint32_t)h->code << 32 | h->ack,
+                        memory_order_relaxed);
+  atomic_store_explicit(&p->answer_backlog, h->credits, memory_order_relaxed);
+  atomic_store_explicit(&p->answer_seq, h->seq << 1 | (h->sack == UDP_ALIVE_UNMET),
+                        memory_order_release);
 }
 
 static void *liveness_thread(void *arg) {
@@ -160,24 +205,15 @@ static void *liveness_thread(void *arg) {
     udp_ctl_t c;
     struct sockaddr_in from;
     socklen_t fromlen = sizeof from;
-    ssize_t n = recvfrom(live_fd, &c, sizeof c, 0, (struct sockaddr *)&from, &fromlen);
+    ssize_t n = recvfrom(udp_live_fd, &c, sizeof c, 0, (struct sockaddr *)&from, &fromlen);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return NULL;
     const udp_pkt_hdr_t h = c.h;
-    if (n != sizeof c || h.tag != udp.tag || h.type != UDP_PING || h.src >= gasneti_nodes ||
-        !udp_is_network(h.src) ||
-        !udp_ctl_valid(&c, (uint32_t)n))
+    if (n != sizeof c || h.tag != udp.tag || (h.type != UDP_PING && h.type != UDP_ALIVE) ||
+        h.src >= gasneti_nodes || !udp_is_network(h.src) || !udp_ctl_valid(&c, (uint32_t)n))
       continue;
-    const udp_peer_t *p = udp_peer(h.src);
-    if (!p || p->addr.sin_addr.s_addr != from.sin_addr.s_addr ||
-        p->addr.sin_port != from.sin_port)
-      continue; /* not from that rank's socket: no answer */
-    udp_ctl_t a = {.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_ALIVE,
-                         .seq = h.seq,
-                         .code = (int32_t)atomic_load_explicit(&udp_reads, memory_order_relaxed)}};
-    udp_ctl_seal(&a);
-    udp_out_t out = {&p->addr, &a, sizeof a, sizeof a, NULL, 0};
-    udp_sock_send(&live_out, &out, 1);
+    if (h.type == UDP_PING) answer_probe(&h, &from);
+    else take_answer(&h, &from);
   }
 }
 
@@ -185,8 +221,6 @@ static void start_liveness_thread(void) {
   bool any = false;
   for (int r = 0; r < gasneti_nodes; r++) any |= udp_is_network(r);
   if (!any) return; /* no peer would probe it */
-  live_out = udp.sock;
-  live_out.gso = false; /* one datagram at a time; and no write to the shared flag */
   /* Signals stay with the application's threads (the exit and signal paths expect them). */
   sigset_t all, old;
   sigfillset(&all);
@@ -289,6 +323,7 @@ int gasnetc_poll(int which) {
   bool held = udp.nheld != 0;
   udp_lock_drop();
   if (held) udp_meet_held(); /* first datagrams from ranks not met yet */
+  if (atomic_load_explicit(&udp_probed, memory_order_relaxed)) udp_meet_probers();
   int ran = 0;
   if (which & GASNETI_POLL_REQUESTS) {
 #if GASNETI_THREADS

@@ -113,6 +113,17 @@ typedef struct {
   double reading_at;    /* when an answer last showed it had read its socket since the one
                          * before (-1: never) */
   uint32_t polls_seen;  /* its count of socket reads in that answer */
+  uint32_t got_seen;    /* how far it had received this rank's stream, in that answer */
+  /* The last answer, as the liveness thread took it (answer: reads << 32 | received; then
+   * answer_seq: the probe's seq << 1 | 1 if it had not met this rank): udp_check_timers reads
+   * it under udp_lock. */
+  _Atomic uint64_t answer;
+  _Atomic uint32_t answer_seq;
+  _Atomic uint16_t answer_backlog; /* KiB unread in its own socket then */
+  uint32_t answer_taken;
+  /* This peer's stream received in order up to here (rel.expected, written under udp_lock):
+   * the liveness thread puts it in its answers to the peer's probes. */
+  _Atomic uint32_t got;
   uint32_t ping_seq;    /* probes sent to it; an answer echoes the one it answers */
 } udp_peer_t;
 
@@ -225,6 +236,15 @@ void udp_send_ping(int peer);        /* a liveness probe to its liveness socket 
 udp_peer_t *udp_meet(int peer);
 /* Meets the senders of held datagrams, then takes the datagrams (without udp_lock held). */
 void udp_meet_held(void);
+/* Ranks not met yet that probed this one's liveness (the liveness thread notes them; the
+ * application side meets them at its next poll, without udp_lock held). */
+extern _Atomic int udp_probed;
+void udp_ask_to_meet(int peer);
+void udp_meet_probers(void);
+/* The liveness socket (udp_conduit.c): probes leave from it and answers come back to it. */
+extern int udp_live_fd;
+/* KiB waiting unread in this rank's socket (at most 65535; any thread may ask). */
+uint16_t udp_backlog_kib(void);
 
 /* udp_recv.c */
 int udp_receive(void);               /* datagrams in, acknowledgements applied (holds udp_lock) */

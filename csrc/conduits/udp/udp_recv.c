@@ -67,17 +67,30 @@ static void peer_finished(int peer) {
   }
 }
 
-/* Its liveness thread answered a probe: the process lives. If it has not read its socket since
- * its previous answer, it computes (or runs a long handler) and its silence is no failure:
- * the time that declares it lost starts again. If it has, it reads its socket and still
- * acknowledges nothing: the clock runs on (see udp_check_timers). */
-static void peer_answered(int peer, uint32_t reads) {
+/* Its liveness thread answered a probe (one of the last two: they go out a while apart): the
+ * process lives. The time that declares it lost starts again when it has not read its socket
+ * since its previous answer (it computes, or runs a long handler), has not met this rank yet,
+ * has received more of this rank's stream, or has datagrams waiting unread in its socket (it
+ * acknowledges late: a rank among hundreds on a few cores, whose socket held megabytes while
+ * it waited its turn for a core; this rank's datagrams are likely among them). Otherwise it reads its socket and this rank's datagrams do not reach it, or its
+ * acknowledgements do not come back: the clock runs on (see udp_check_timers). */
+static void take_answer(int peer) {
   udp_peer_t *p = udp_peer(peer);
+  uint32_t seq = atomic_load_explicit(&p->answer_seq, memory_order_acquire);
+  if (seq == p->answer_taken) return;
+  p->answer_taken = seq;
+  if (p->finished || (seq >> 1) - (p->ping_seq - 1) > 1) return;
+  uint64_t answer = atomic_load_explicit(&p->answer, memory_order_relaxed);
+  uint32_t reads = (uint32_t)(answer >> 32), got = (uint32_t)answer;
+  bool unmet = seq & 1, behind = atomic_load_explicit(&p->answer_backlog, memory_order_relaxed);
   double now = udp_now();
-  if (p->alive_at >= 0 && reads == p->polls_seen) gasnetc_rel_peer_alive(&p->rel, now);
-  else if (p->alive_at >= 0) p->reading_at = now;
+  bool before = p->alive_at >= 0;
+  if (unmet || (before && (reads == p->polls_seen || got != p->got_seen || behind)))
+    gasnetc_rel_peer_alive(&p->rel, now);
+  else if (before) p->reading_at = now;
   p->alive_at = now;
   p->polls_seen = reads;
+  p->got_seen = got;
 }
 
 static void take_data(int src, uint8_t *data, uint32_t len, bool keep);
@@ -133,18 +146,13 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
   }
   if (p->addr.sin_addr.s_addr != from->sin_addr.s_addr || p->addr.sin_port != from->sin_port)
     { drop_note("sender's address does not match its rank", from); return; }
-  if (h->type == UDP_EXIT || h->type == UDP_FINISHED || h->type == UDP_ALIVE) {
+  if (h->type == UDP_EXIT || h->type == UDP_FINISHED) {
     if (!udp_ctl_valid(data, len)) { drop_note("a control datagram failed authentication", from); return; }
     if (h->type == UDP_EXIT) {
       gasneti_exit_post(h->code, h->seq);
       return;
     }
-    if (h->type == UDP_FINISHED) {
-      peer_finished(src);
-      return;
-    }
-    /* an answer to one of the last two probes (they go out a while apart) */
-    if (!p->finished && h->seq - (p->ping_seq - 1) <= 1) peer_answered(src, (uint32_t)h->code);
+    peer_finished(src);
     return;
   }
   if (p->finished) return;
@@ -175,6 +183,7 @@ static void take_data(int src, uint8_t *data, uint32_t len, bool keep) {
     uint32_t hlen;
     uint8_t *held;
     while ((held = gasnetc_rel_next_held(&p->rel, &hlen))) queue_ready(src, held, hlen);
+    atomic_store_explicit(&p->got, p->rel.expected, memory_order_relaxed);
   } else if (what == GASNETC_REL_HELD) {
     udp_pool_ref(&udp.pool, data);
   }
@@ -302,13 +311,26 @@ void udp_check_timers(double now) {
     int peer = udp.active[i];
     udp_peer_t *p = udp_peer(peer);
     if (was_away) gasnetc_rel_peer_alive(&p->rel, now);
+    take_answer(peer);
     double stalled = p->rel.stalled_since;
     if (stalled >= 0 && now - stalled > max / 4 && (p->pinged < 0 || now - p->pinged >= max / 32)) {
       udp_send_ping(peer);
       p->pinged = now;
     }
-    if (!gasnetc_rel_tick(&p->rel, now, &udp.timeouts, udp_resend, (void *)(intptr_t)peer)) {
+    /* This rank is itself behind on reading (its socket holds datagrams it has not read): the
+     * answers it waits for may be among them, and the silence proves nothing yet. */
+    bool lost = !gasnetc_rel_tick(&p->rel, now, &udp.timeouts, udp_resend, (void *)(intptr_t)peer);
+    if (lost && udp_backlog_kib() > 0) {
+      gasnetc_rel_peer_alive(&p->rel, now);
+      lost = false;
+    }
+    if (lost) {
       udp_lock_drop();
+      if (p->alive_at >= stalled && (int32_t)(p->got_seen - p->rel.una) > 0)
+        gasneti_fatalerror("udp: rank %d on host %s receives this rank's datagrams but none of "
+                           "its acknowledgements came back for %g s (GASNET_REQUESTTIMEOUT_MAX): "
+                           "the path from it to this rank drops them (a filter?)", peer,
+                           gasneti_host_name(peer), max);
       if (p->reading_at >= stalled)
         gasneti_fatalerror("udp: rank %d on host %s reads its socket but acknowledged none of "
                            "this rank's datagrams for %g s (GASNET_REQUESTTIMEOUT_MAX): they do "
@@ -330,6 +352,26 @@ void udp_check_timers(double now) {
   udp.nactive = kept;
   udp.next_check = next;
   udp_send_now();
+}
+
+/* Slots the liveness thread fills with probers not met yet (rank + 1; a collision loses one,
+ * whose next probe comes again). */
+enum { PROBED_SLOTS = 64 };
+_Atomic int udp_probed;
+static _Atomic int probed_slot[PROBED_SLOTS];
+
+void udp_ask_to_meet(int peer) {
+  atomic_store_explicit(&probed_slot[peer % PROBED_SLOTS], peer + 1, memory_order_relaxed);
+  atomic_store_explicit(&udp_probed, 1, memory_order_release);
+}
+
+void udp_meet_probers(void) {
+  atomic_store_explicit(&udp_probed, 0, memory_order_relaxed);
+  atomic_thread_fence(memory_order_seq_cst);
+  for (int i = 0; i < PROBED_SLOTS; i++) {
+    int peer = atomic_exchange_explicit(&probed_slot[i], 0, memory_order_acquire) - 1;
+    if (peer >= 0 && !udp_peer(peer)) udp_meet(peer);
+  }
 }
 
 /* ---- delivery ------------------------------------------------------------------------------- */

@@ -263,15 +263,16 @@ void udp_send_control(int peer, int type, int code) {
   udp_queue_out(peer, c, sizeof *c);
 }
 
-/* Not through fill_header: the probe goes to the liveness thread, which reads no
- * acknowledgements, so taking the pending one here would lose it. */
+/* Not through fill_header: the probe goes from this rank's liveness socket to the peer's,
+ * whose thread reads no acknowledgements (taking the pending one here would lose it). A
+ * probe the kernel cannot take now goes at the next look. */
 void udp_send_ping(int peer) {
-  if (udp.nout == udp.outcap) udp_send_now();
-  udp_ctl_t *c = &udp.acks[udp.nacks++];
-  *c = (udp_ctl_t){.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_PING,
-                         .seq = ++udp_peer(peer)->ping_seq}};
-  udp_ctl_seal(c);
-  udp.out[udp.nout++] = (udp_out_t){&udp_peer(peer)->live_addr, c, sizeof *c, sizeof *c, NULL, 0};
+  udp_peer_t *p = udp_peer(peer);
+  udp_ctl_t c = {.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_PING,
+                       .seq = ++p->ping_seq}};
+  udp_ctl_seal(&c);
+  (void)!sendto(udp_live_fd, &c, sizeof c, MSG_DONTWAIT, (const struct sockaddr *)&p->live_addr,
+                sizeof p->live_addr);
 }
 
 /* End of a poll: every touched peer's open packet goes; owed credits beyond the slack go in

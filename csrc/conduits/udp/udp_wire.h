@@ -12,11 +12,17 @@ enum {
   UDP_ACK = 2,      /* acknowledgement only */
   UDP_EXIT = 3,     /* the sender's rank ended the job with code (best effort, repeated) */
   UDP_FINISHED = 4, /* the sender returned from main: do not wait for its acknowledgements */
-  /* Liveness (see udp_conduit.c): a probe to a silent peer's liveness socket, and the answer
-   * its liveness thread sends from the peer's own socket whether or not the application polls.
-   * UDP_ALIVE's code is the answerer's count of socket reads (polls): unchanged between two
-   * answers, it computes; changed, it reads its socket and still acknowledges nothing. Neither
-   * carries acknowledgements. */
+  /* Liveness (see udp_conduit.c): a probe from a rank's liveness socket to a silent peer's,
+   * and the answer its liveness thread sends back between the same two sockets whether or not
+   * the application polls (so neither waits behind a backlog of data in the ranks' own
+   * sockets). UDP_ALIVE's code is the answerer's count of socket reads (polls): unchanged
+   * between two answers, it computes. Its ack is how far it has received the prober's stream
+   * (in order): grown, it takes the prober's datagrams in and acknowledges late (a rank among
+   * hundreds on a few cores); neither grown, it reads its socket and the prober's datagrams do
+   * not reach it. Its sack is UDP_ALIVE_UNMET when the answerer has not met the prober yet
+   * (udp_meet: it holds or dropped the prober's first datagrams while it looks ranks up, one
+   * at a time): it lives and is busy, as one that computes. Its credits are the KiB waiting
+   * unread in the answerer's own socket (at most 65535): not 0, it is behind on reading. */
   UDP_PING = 5,
   UDP_ALIVE = 6,
   /* A piece of a UDP_DATA packet that no longer fits its path whole (the path's MTU dropped
@@ -27,6 +33,7 @@ enum {
   UDP_PART = 7,
 };
 enum { UDP_PART_UNIT = 64 };
+enum { UDP_ALIVE_UNMET = 1 };
 
 typedef struct {
   uint32_t tag;     /* the job's tag: datagrams of other jobs or other programs are dropped */
