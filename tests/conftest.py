@@ -81,16 +81,15 @@ class Target:
 # conduit's code).
 TARGETS = [Target("smp", network=False), Target("udp"), Target("ibv"),
            Target("ofi", "tcp"), Target("ofi", "udp")]
-# The mpi conduit on Open MPI and MPICH: its own tests (test_mpi.py: interoperability, launchers,
-# exits, crashes, Ctrl-C, namespace hosts) run in CI; the whole job suite on it does not yet
-# (docs/missing.md: its exit-timeout reports, idle-wait accounting and same-address rules
-# differ from the other conduits' in cases the suite checks).
+# The mpi conduit on Open MPI and MPICH: the job suite runs on both (optimized build, one case
+# of each test function: the cases' paths through the core are smp's and udp's), besides its
+# own tests (test_mpi.py: interoperability, launchers, exits, crashes, Ctrl-C, namespace hosts).
 MPI_TARGETS = [Target("mpi", "openmpi"), Target("mpi", "mpich")]
 # What an ofi flavour means: the libfabric provider an ofi job runs on.
 OFI_PROVIDERS = {"tcp": "tcp;ofi_rxm", "udp": "udp;ofi_rxd", "shm": "shm"}
 CONDUITS = list(dict.fromkeys(t.conduit for t in TARGETS + MPI_TARGETS))
 # The matrix: every target in the optimized build; one flavour per conduit under sanitizers.
-MATRIX = [("opt", t) for t in TARGETS] + \
+MATRIX = [("opt", t) for t in TARGETS + MPI_TARGETS] + \
     [("debug", t) for t in TARGETS if t == next(u for u in TARGETS if u.conduit == t.conduit)]
 # Open MPI's mpirun as root, and more ranks than this machine's cores, need its consent.
 OPENMPI = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
@@ -395,13 +394,16 @@ def _applies(item: pytest.Item, case: dict[str, object]) -> bool:
 
 def _sampled(case: dict[str, object]) -> bool:
     """Targets that run one case of each test function, not every parameter: the sanitizer
-    build of the conduits whose transport is a library's (ibv on fakeverbs, ofi), and the
-    optimized build of a conduit's other flavours (ofi on rxd; its code is ofi-tcp's). The
-    parameters' paths through the shared core are smp's and udp's, which run every case in
-    both builds. GASNET_TEST_FULL_MATRIX=1 runs every case everywhere."""
+    build of the conduits whose transport is a library's (ibv on fakeverbs, ofi), the
+    optimized build of a conduit's other flavours (ofi on rxd; its code is ofi-tcp's), and the
+    mpi conduit (each job starts an MPI launcher). The parameters' paths through the shared
+    core are smp's and udp's, which run every case in both builds. GASNET_TEST_FULL_MATRIX=1
+    runs every case everywhere."""
     conduit, flavour = case.get("conduit"), case.get("flavour")
     if conduit is None:
         return False
+    if conduit == "mpi":
+        return True
     if case.get("variant") == "debug":
         return conduit not in ("smp", "udp")
     main = next(t.flavour for t in TARGETS if t.conduit == conduit) \

@@ -2,8 +2,8 @@
 starts MPI before gasnet_init, after it or never and ends it either way; the thread level's
 rules; how its jobs start (gasnetrun picks the mpi spawner and refuses others; straight under
 mpirun, mpiexec.hydra and srun; alone as one rank); a program whose MPI is not its launcher's;
-a crashed rank and Ctrl-C; the raw MPI baselines of its benchmarks. (The whole job suite does
-not run on it yet: conftest's MPI_TARGETS.)"""
+a crashed rank and Ctrl-C; the raw MPI baselines of its benchmarks. (The job suite runs on it
+too: conftest's MPI_TARGETS.)"""
 from __future__ import annotations
 
 import json

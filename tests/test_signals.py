@@ -68,7 +68,11 @@ def test_peers_of_a_non_collective_exit_get_sigquit_first_and_the_first_code_sta
 def test_no_catch_signal_leaves_sigint_to_its_default_action(build):
     result = job(build, "interrupt", "1", str(int(signal.SIGINT)), "exit:4",
                  env={"GASNET_NO_CATCH_SIGNAL": "SIGINT"})
-    assert result.returncode == build.died_of(signal.SIGINT), result.describe()
+    # MPICH's Hydra ORs the codes of the rank that died (2) and of the peers it then killed (9)
+    # when they had not left yet: 11, which it calls a segmentation fault.
+    codes = {build.died_of(signal.SIGINT)} | \
+        ({signal.SIGINT | signal.SIGKILL} if build.flavour == "mpich" else set())
+    assert result.returncode in codes, result.describe()
     assert 1 not in handlers_ran(result), result.describe()  # it died of the signal itself
 
 

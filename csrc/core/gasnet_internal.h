@@ -121,6 +121,9 @@ extern volatile sig_atomic_t gasneti_exit_in_signal;
  * the latest barrier that rank had passed (its exit notice carries gasneti_exit_phase()). */
 void gasneti_exit_post(int code, uint32_t phase);
 uint32_t gasneti_exit_phase(void);
+/* This rank leaves because a conduit that keeps GASNET_EXITTIMEOUT itself ended it there
+ * (GASNETI_EXIT_TIMEDOUT was posted): every other rank finished or is leaving the same way. */
+bool gasneti_exit_timed_out(void);
 /* The barrier this rank has under way (notified, wait or try not yet returned) is one a rank
  * that ended the job had passed (phase): it will normally complete, so the rank finishes it
  * before following. */

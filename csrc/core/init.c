@@ -1,6 +1,7 @@
 /* init.c: gasnet_init and gasnet_attach, and the job queries.
  * Order matters: bootstrap, exit handling, host map, PSHM regions, conduit; then attach. */
 #include <string.h>
+#include <sys/personality.h>
 #include <unistd.h>
 
 #include "conduit.h"
@@ -24,6 +25,24 @@ static uintptr_t max_local_segment, max_global_segment;
  * in every program so that gasnetrun can read what a program can run (-v). */
 extern const char gasneti_ident[];
 
+/* GASNET_SAME_ADDRESSES: gasnetrun's agents start their ranks without address-space
+ * randomisation, and a site launcher that gasnetrun runs (pmi, mpi spawners) passes that on to
+ * the ranks it forks on gasnetrun's host. A rank such a launcher started elsewhere (another
+ * host's daemon, srun's slurmstepd, a launcher run without gasnetrun) is randomised, and would
+ * crash later calling through a peer's function pointer: it is said now instead. */
+static void check_same_addresses(void) {
+  if (strcmp(gasneti_boot->name, "mpi") != 0 && strcmp(gasneti_boot->name, "pmi") != 0) return;
+  if (!gasneti_knob_bool("GASNET_SAME_ADDRESSES")) return;
+  int persona = personality(0xffffffff);
+  if (persona != -1 && (persona & ADDR_NO_RANDOMIZE)) return;
+  gasneti_fatalerror("GASNET_SAME_ADDRESSES=1, but rank %d on host %s runs with address-space "
+                     "randomisation: the %s spawner's launcher started it where gasnetrun could "
+                     "not turn randomisation off (only the ranks a launcher that gasnetrun runs "
+                     "forks on gasnetrun's own host go without); build the program -no-pie, or "
+                     "use the ssh spawner", gasneti_boot->rank, gasneti_hostname,
+                     gasneti_boot->name);
+}
+
 int gasnet_init(int *argc, char ***argv) {
   if (gasneti_init_done) {
     gasneti_warning("gasnet_init called a second time");
@@ -40,6 +59,7 @@ int gasnet_init(int *argc, char ***argv) {
   if (gethostname(gasneti_hostname, sizeof gasneti_hostname - 1) != 0)
     strcpy(gasneti_hostname, "localhost");
   gasneti_exit_init();
+  check_same_addresses();
   gasneti_hostmap_build();
   gasneti_pshm_init();
   gasneti_wait_init();

@@ -65,6 +65,9 @@ static int plan(int argc, char **argv, gasneti_front_job_t *job) {
     job->spawner = NULL;
   }
   if (!gasneti_front_check_environment()) return 0;
+  /* A launcher started without address-space randomisation (the ranks it forks inherit that)
+   * is Python's to start: rare, and one implementation of it (agent/ranks.py). */
+  if (!gasneti_front_blank(gasneti_front_env("GASNET_SAME_ADDRESSES"))) return 0;
   const char *host_variable = NULL;
   if (!gasneti_front_check_host(job->nranks, &host_variable, &job->descriptors)) return 0;
   char *found = gasneti_front_which(argv[args.program]); /* there, executable, not a directory */

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from gasnetrun import _native, launchercache
-from gasnetrun.agent.ranks import SpawnError
+from gasnetrun.agent.ranks import SpawnError, same_addresses, wants_same_addresses
 from gasnetrun.job import Job, RunningJob
 from gasnetrun.plan import Plan
 
@@ -196,9 +196,12 @@ class LauncherRun:
             _PRCTL = _prctl()  # resolved here: the forked child must not import anything
             preexec = _terminate_with_parent
         try:
-            # Its own session: a terminal's Ctrl-C reaches it once, through gasnetrun.
-            self.proc = subprocess.Popen(argv, env=dict(env), start_new_session=True,
-                                         preexec_fn=preexec)
+            # Its own session: a terminal's Ctrl-C reaches it once, through gasnetrun. Without
+            # address-space randomisation when GASNET_SAME_ADDRESSES asks: the ranks it forks
+            # on this host inherit that (those it starts elsewhere do not, and say so).
+            with same_addresses(wants_same_addresses(env)):
+                self.proc = subprocess.Popen(argv, env=dict(env), start_new_session=True,
+                                             preexec_fn=preexec)
         except OSError as err:
             raise SpawnError(f"cannot run {argv[0]}: {err.strerror}") from err
         self.pidfd = os.pidfd_open(self.proc.pid)

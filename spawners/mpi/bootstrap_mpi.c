@@ -110,17 +110,21 @@ static void mpich_abort(int code) {
  * SIGQUIT handler, which the local spawner's agents give them a grace period for: so it first
  * waits, that long at most, for the others to reach their own exit. Not from a signal handler
  * (MPI's locks may be held by the code it interrupted). */
-static void linger(void) {
-  if (gasneti_exit_in_signal || mpi->leave_start()) return;
+static bool linger(void) {
+  if (gasneti_exit_in_signal || mpi->leave_start()) return false;
   struct timespec ts, nap = {0, 1000 * 1000};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   double until = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 +
                  gasneti_exit_grace(gasneti_exit_timeout(mpi_boot.size));
-  for (int done = 0; !done && !mpi->leave_test(&done);) {
+  int done = 0;
+  while (!done) {
+    if (mpi->leave_test(&done)) return false;
+    if (done) break;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    if ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 > until) return;
+    if ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 > until) return false;
     nanosleep(&nap, NULL); /* the others may need this core to get there */
   }
+  return true; /* every rank reached its exit */
 }
 
 /* As under the pmi spawner: a clean exit finalizes (also an MPI the client initialized: a
@@ -139,7 +143,16 @@ static void mpi_leaving(int code, int ends_job) {
     return;
   }
   if (!ends_job) return;
-  linger();
+  bool all_there = linger();
+  if (all_there && gasneti_exit_timed_out()) {
+    /* Ended at GASNET_EXITTIMEOUT (the mpi conduit's rule) with every rank at its exit: it
+     * finalizes as the finished ranks do, then leaves with its code. Leaving unfinalized made
+     * Open MPI's mpirun abort the others inside their MPI_Finalize, and crash in its PMIx
+     * server doing so. */
+    mpi->finalize();
+    fflush(NULL);
+    _exit(code & 0xff);
+  }
   if (!strcmp(flavour, "mpich")) mpich_abort(code);
   fflush(NULL);
   _exit(code & 0xff);

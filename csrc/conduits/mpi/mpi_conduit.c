@@ -150,8 +150,9 @@ static bool first_finished(void) {
   return true;
 }
 
-/* GASNET_EXITTIMEOUT after this rank finished, the ranks still at work are told to leave with
- * code 0, as the local spawner's agents would make them (and named, as they would be). */
+/* GASNET_EXITTIMEOUT after this rank finished, the ranks still at work are told to leave, as
+ * gasnetrun's agents would make them: each names itself and leaves with code 1, the job's code
+ * (a rank that never finished is a failed job). */
 static void end_stragglers(double timeout) {
   if (first_finished()) {
     char list[256];
@@ -161,9 +162,9 @@ static void end_stragglers(double timeout) {
     fprintf(stderr, "GASNet: still running %g s after rank %d finished (GASNET_EXITTIMEOUT): "
             "ranks %s; ending them\n", timeout, (int)gasneti_mynode, list);
   }
-  gasneti_exit_post(0, gasneti_exit_phase()); /* this host's ranks */
+  gasneti_exit_post(GASNETI_EXIT_TIMEDOUT, gasneti_exit_phase()); /* this host's ranks */
   gasnetc_mpi_lock_take();
-  notify_other_hosts(0);
+  notify_other_hosts(GASNETI_EXIT_TIMEDOUT);
   gasnetc_mpi_lock_drop();
 }
 

@@ -39,6 +39,13 @@ static int publish(int code, uint32_t phase) {
 
 void gasneti_exit_post(int code, uint32_t phase) { publish(code, phase); }
 
+bool gasneti_exit_timed_out(void) {
+  return gasneti_exit_posted_or(GASNETI_EXIT_NONE) == GASNETI_EXIT_TIMEDOUT;
+}
+
+/* The process's code for a posted one. */
+static int status_of(int code) { return code == GASNETI_EXIT_TIMEDOUT ? 1 : code; }
+
 uint32_t gasneti_exit_phase(void) {
   gasneti_region_t *leader = gasneti_host_leader_region;
   return leader ? atomic_load(&leader->exit_phase) : gasneti_barrier_passed();
@@ -68,18 +75,23 @@ void gasneti_exit_job(int code, bool abort) {
    * peer's gasnet_exit(3)) leaves with its own code but reports the job's: its report may
    * reach the supervisor before the first rank's does. */
   /* A fatal error may have come from inside the trace's output: its statistics stay unwritten. */
-  if (!abort) gasneti_trace_finish(code, gasneti_exit_in_signal);
+  if (!abort) gasneti_trace_finish(status_of(code), gasneti_exit_in_signal);
   int job_code = publish(code, gasneti_barrier_passed());
-  if (gasneti_conduit_up) gasnetc_exit_notify(job_code);
+  if (gasneti_conduit_up) gasnetc_exit_notify(job_code); /* GASNETI_EXIT_TIMEDOUT travels as is */
   flush_output();
   if (gasneti_boot) {
-    if (abort) gasneti_boot->abort(job_code);
-    else gasneti_boot->leaving(job_code, 1);
+    if (abort) gasneti_boot->abort(status_of(job_code));
+    else gasneti_boot->leaving(status_of(job_code), 1);
   }
-  _exit(code & 0xff);
+  _exit(status_of(code) & 0xff);
 }
 
-void gasnet_exit(int exitcode) { gasneti_exit_job(exitcode, false); }
+void gasnet_exit(int exitcode) {
+  /* The two codes the exit word reserves mean nothing from a client: the process's own code
+   * (the low 8 bits) stands for them. */
+  if (exitcode == GASNETI_EXIT_NONE || exitcode == GASNETI_EXIT_TIMEDOUT) exitcode &= 0xff;
+  gasneti_exit_job(exitcode, false);
+}
 
 /* Set once this thread has seen a posted exit and let its caller look again. */
 static GASNETI_TLS int exit_seen;
@@ -97,6 +109,10 @@ void gasneti_exit_check(void) {
       exit_seen = 1;
       return;
     }
+    if (code == GASNETI_EXIT_TIMEDOUT)
+      fprintf(stderr, "GASNet: rank %d (pid %d, host %s) ended by the conduit after "
+              "GASNET_EXITTIMEOUT (code 1): the job's code is 1\n", (int)gasneti_mynode,
+              (int)getpid(), gasneti_hostname);
     gasneti_offer_client_quit(); /* GASNet-1: a client's SIGQUIT handler hears of it first */
     if (!atomic_load(&exiting)) gasneti_exit_job(code, false);
   }

@@ -51,6 +51,10 @@ typedef struct {
 
 /* ---- per-rank region ------------------------------------------------------------------ */
 #define GASNETI_EXIT_NONE INT32_MIN
+/* Posted by a conduit that keeps GASNET_EXITTIMEOUT itself (mpi: no agent of ours runs beside
+ * its ranks): a rank still at work that long after a peer finished leaves with code 1, saying
+ * so, as gasnetrun names the ranks its agents end at the timeout. */
+#define GASNETI_EXIT_TIMEDOUT (INT32_MIN + 1)
 
 typedef struct {
   alignas(GASNETI_CACHELINE) _Atomic uint32_t phase;

@@ -18,7 +18,8 @@ from .hub import ControlHub, Handlers, control_socket_name
 from .output import LineSplitter, Sink
 from .protocol import (CARD_ENDED, CARD_HEAD, EV_ABORT, EV_ENDED, EV_LEAVING, HEADER, OP_EXCHANGE,
                        OP_GET)
-from .ranks import RankProcess, SpawnError, same_addresses, signal_group, spawn_rank, status_of
+from .ranks import (RankProcess, SpawnError, same_addresses, signal_group, spawn_rank, status_of,
+                    wants_same_addresses)
 
 
 @dataclass
@@ -141,12 +142,7 @@ class Agent:
             raise
 
     def _same_addresses(self) -> bool:
-        """GASNET_SAME_ADDRESSES as the ranks see it (gasnetrun validated it before launch)."""
-        value = self.spec.rank_env(0, "").get("GASNET_SAME_ADDRESSES")
-        if value is None or not value.strip():
-            return False
-        from .. import _native
-        return _native.check("GASNET_SAME_ADDRESSES", value).endswith(":1")
+        return wants_same_addresses(self.spec.rank_env(0, ""))
 
     def feed_stdin(self, data: bytes) -> None:
         """Input for the stdin rank, forwarded from the launcher; empty data ends it. Bytes the

@@ -10,7 +10,7 @@ import errno
 import os
 import resource
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -50,6 +50,15 @@ def spawn_error(rank: int, argv0: str, err: OSError) -> SpawnError:
 
 ADDR_NO_RANDOMIZE = 0x0040000  # <linux/personality.h>
 PERSONALITY_QUERY = 0xffffffff
+
+
+def wants_same_addresses(env: Mapping[str, str]) -> bool:
+    """GASNET_SAME_ADDRESSES as the ranks see it (gasnetrun validated it before launch)."""
+    value = env.get("GASNET_SAME_ADDRESSES")
+    if value is None or not value.strip():
+        return False
+    from .. import _native
+    return _native.check("GASNET_SAME_ADDRESSES", value).endswith(":1")
 
 
 @contextmanager
