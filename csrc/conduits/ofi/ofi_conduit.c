@@ -121,6 +121,9 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
       (size_t)gasneti_knob_size("GASNET_OFI_INJECT_LIMIT") < inject)
     inject = (size_t)gasneti_knob_size("GASNET_OFI_INJECT_LIMIT");
   ofi.inject_limit = inject < 4096 ? inject : 4096;
+  /* libfabric 1.17's shm provider deadlocks on injected writes that ask for delivery
+   * completion: there small puts are bounced. */
+  ofi.inject_puts = strcmp(ofi.provider, "shm") != 0;
   ofi.bbuf_threshold = (size_t)gasneti_knob_size("GASNET_OFI_BBUF_THRESHOLD");
   if (!ofi.long_rma) gasnetc_long_chunk = GASNETC_MAX_MEDIUM;
   gasneti_credits_setup(&ofi.credits, "ofi");
@@ -138,13 +141,13 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
                  (size_t)gasneti_knob_size("GASNET_OFI_RECV_BUFFER_SIZE"));
   if (ofi.verbose)
     fprintf(stderr, "ofi: rank %d on host %s uses provider %s, domain %s (RMA %s, %s "
-            "addresses, send-after-write order %s: Longs %s, inject up to %zu bytes, %d operations "
-            "in flight)\n",
+            "addresses, send-after-write order %s: Longs %s, inject up to %zu bytes%s, %d "
+            "operations in flight)\n",
             (int)gasneti_mynode, gasneti_hostname, ofi.provider, ofi.device,
             ofi.rma ? "yes" : "no: puts and gets as AMs",
             ofi.virt_addr ? "virtual" : "offset", ofi.saw ? "yes" : "no",
             ofi.long_rma ? "by RMA write" : "in pieces inside messages", ofi.inject_limit,
-            ofi.max_ops);
+            ofi.inject_puts ? " (messages and puts)" : " (messages)", ofi.max_ops);
   gasneti_boot->barrier(); /* every rank's buffers are posted before anyone sends */
 }
 

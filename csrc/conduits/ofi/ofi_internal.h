@@ -75,6 +75,7 @@ typedef struct {
   ofi_peer_t *peers;
   gasneti_credits_t credits;
   size_t inject_limit;     /* messages (and puts) up to this many bytes go by fi_inject */
+  bool inject_puts;        /* non-bulk puts up to inject_limit are written with FI_INJECT */
   bool rma;                /* puts, gets and Long payloads by fi_write/fi_read */
   bool virt_addr;          /* FI_MR_VIRT_ADDR: remote addresses are virtual, else offsets */
   bool saw;                /* FI_ORDER_SAW: a send arrives after an earlier write's data */

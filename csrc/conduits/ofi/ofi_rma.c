@@ -1,10 +1,11 @@
 /* ofi_rma.c: the extended API's puts and gets to ranks outside the supernode as fi_write and
  * fi_read on the peer's registered segment, in pieces of at most OFI_RMA_PIECE. A put counts
  * as complete when delivered (FI_DELIVERY_COMPLETE: visible at the target), as GASNet's sync
- * requires. The source of a non-bulk put must be reusable when the call returns: up to
+ * requires. The source of a non-bulk put must be reusable when the call returns: up to the
+ * inject limit the provider copies it as it takes the write (FI_INJECT; not on shm, whose
+ * libfabric 1.17 provider deadlocks on injected writes with delivery completion), up to
  * GASNET_OFI_BBUF_THRESHOLD the conduit copies it into bounce buffers, and a larger one waits
- * for its writes to be done with it. (Not FI_INJECT with delivery completion: libfabric 1.17's
- * shm provider deadlocks on it.)
+ * for its writes to be done with it.
  * Local memory needs no registration (the conduit never asks for FI_MR_LOCAL). */
 #include <string.h>
 
@@ -48,7 +49,9 @@ void gasnetc_rdma_put(gasnet_node_t node, void *dest, const void *src, size_t n,
   uint8_t *from = (uint8_t *)(uintptr_t)src, *to = dest;
   const uint64_t done = FI_COMPLETION | FI_DELIVERY_COMPLETE;
   ofi_lock_take();
-  if (nonbulk && n <= ofi.bbuf_threshold) { /* copied into bounce buffers */
+  if (nonbulk && n <= ofi.inject_limit && ofi.inject_puts) { /* the provider copies it now */
+    post(true, (int)node, from, n, to, counter, NULL, done | FI_INJECT, which);
+  } else if (nonbulk && n <= ofi.bbuf_threshold) { /* copied into bounce buffers */
     for (size_t off = 0; off < n; off += OFI_MSG_MAX) {
       size_t len = n - off < OFI_MSG_MAX ? n - off : OFI_MSG_MAX;
       void *b;
