@@ -151,7 +151,18 @@ static struct fi_info *pick(struct fi_info *list, const char *provider) {
   return best;
 }
 
+/* Provider settings libfabric reads once, at its first fi_getinfo in the process; a value the
+ * user set wins. ofi_rxm posts FI_OFI_RXM_MSG_RX_SIZE receive buffers of 16 KiB on its shared
+ * receive context: its default, 4096, is 64 MiB in every rank whatever the job does (a rank of
+ * alltoall_test held 88 MiB of private memory, 36 MiB with 256), and 512 ranks on one host ran
+ * out of memory. The conduit's own multi-receive buffers take the messages; rxm's only stage
+ * them. */
+static void provider_defaults(void) {
+  setenv("FI_OFI_RXM_MSG_RX_SIZE", "256", 0);
+}
+
 void ofi_open(void) {
+  provider_defaults();
   struct fi_info *list = query(OFI_CAPS_AM | FI_RMA, OFI_MR_MODES);
   struct fi_info *without_rma = query(OFI_CAPS_AM, OFI_MR_MODES);
   if (!list && !without_rma) explain_refusal();
