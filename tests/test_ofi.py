@@ -143,3 +143,15 @@ def test_64_mib_of_puts_and_gets_arrive_intact_through_5_percent_loss_on_udp_rxd
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("moved 64 MiB each way") == 2
     assert lossy_net.dropped() > 0, "no packet was dropped: the test tested nothing"
+
+
+@pytest.mark.parametrize("setting,seen", [(None, "256"), ("4096", "4096")])
+def test_ofi_rxm_posts_256_receive_buffers_unless_the_user_says_otherwise(ofi, setting, seen):
+    """libfabric's default (4096 buffers of 16 KiB posted in every rank) made each tcp;ofi_rxm
+    rank hold 88 MiB whatever the job did; ranks start with 256, and a value the user set wins
+    (env_test reads it after gasnet_init, where the conduit opened libfabric)."""
+    env = {**NO_PSHM, **({"FI_OFI_RXM_MSG_RX_SIZE": setting} if setting else {})}
+    result = ofi.job(2, "env_test", "FI_OFI_RXM_MSG_RX_SIZE", env=env)
+    assert result.returncode == 0, result.describe()
+    values = re.findall(r"FI_OFI_RXM_MSG_RX_SIZE=(\S*)", result.stdout)
+    assert values == [seen, seen], result.describe()
