@@ -37,6 +37,16 @@ def test_all_to_one_flood_of_100000_requests_loses_nothing(build, nranks, maxsiz
     assert_all_ok(result, "flood_test", nranks)
 
 
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_ranks_flooding_each_other_with_the_largest_mediums_lose_nothing(build, maxsize):
+    """Every rank sends every other 64 KiB Medium requests answered by 64 KiB Medium replies,
+    all at once: receive buffers and transmit queues fill on every rank together."""
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
+    result = build.job(4, "mutual_flood_test", "50", env=env, timeout=120)
+    assert "CHECK failed" not in result.stderr, result.describe()
+    assert_all_ok(result, "mutual_flood_test", 4)
+
+
 @pytest.mark.parametrize("nranks", RANKS)
 @pytest.mark.parametrize("maxsize", [None, "1", "3"], ids=["pshm", "no-pshm", "3-per-supernode"])
 def test_barriers_named_anonymous_and_mismatched(build, nranks, maxsize):

@@ -125,11 +125,22 @@ def test_shm_regions_are_gone_once_ranks_run_so_a_killed_job_leaves_none():
     assert shm_regions() - before == set()
 
 
-def test_a_receive_buffer_smaller_than_two_messages_is_refused_naming_the_knob(ofi):
-    result = ofi.job(2, "am_test", env={**NO_PSHM, "GASNET_OFI_RECV_BUFFER_SIZE": "64K"})
-    assert result.returncode == 2, result.describe()
-    assert "GASNET_OFI_RECV_BUFFER_SIZE='64K'" in result.stderr and "131072" in result.stderr, \
-        result.stderr
+@pytest.mark.parametrize("flavour", ["tcp", "udp", "shm"])
+def test_ranks_flooding_each_other_with_the_largest_mediums_through_4_receives_lose_nothing(
+        flavour):
+    """4 ranks send each other 64 KiB Medium requests, each answered by a 64 KiB Medium reply,
+    through 4 posted receives a rank: receives are reused all the time, rxm sends these by
+    rendezvous and rxd in many packets (so they complete out of order), and every rank's
+    transmit queue fills while its peers' do. With multi-receive buffers, reposted when the
+    provider flagged them released, later messages overwrote earlier ones ("payload bytes
+    differ") and the job hung; a rank that only read completions while its sends were refused
+    could wait forever on a peer doing the same."""
+    build = built("opt", "ofi", flavour)
+    result = build.job(4, "mutual_flood_test", "100",
+                       env={**NO_PSHM, "GASNET_OFI_RECV_BUFFERS": "4"}, timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("mutual_flood_test: rank") == 4, result.describe()
+    assert "CHECK failed" not in result.stderr, result.describe()
 
 
 @pytest.mark.cluster

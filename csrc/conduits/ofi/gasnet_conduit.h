@@ -10,8 +10,8 @@
 #define GASNET_CORE_NAME OFI
 #define GASNET_CORE_VERSION 1.0
 
-/* A Medium travels in one message (header, arguments and payload) into a multi-receive
- * buffer; Longs are an RMA write followed by the header where the provider has RMA, else
+/* A Medium travels in one message (header, arguments and payload) into one of the receives
+ * the peer keeps posted; Longs are an RMA write followed by the header where the provider has RMA, else
  * pieces the core cuts to the largest Medium. */
 #define GASNETC_MAX_MEDIUM 65024
 #define GASNETC_MAX_LONG (4u * 1024 * 1024)

@@ -1,4 +1,4 @@
-/* ofi_am.c: AMs as untagged messages into the peers' multi-receive buffers, with the core's
+/* ofi_am.c: AMs as untagged messages into the receives the peers keep posted, with the core's
  * credits. A message is its header, arguments and, for a Medium or a packed Long, its payload;
  * up to the inject limit it goes by fi_inject (nothing to wait for), else from a send buffer
  * given back at its completion. A Long's payload larger than OFI_PACK_LIMIT is an RMA write
@@ -64,7 +64,7 @@ static void long_payload(int dest, const gasneti_am_t *am, int which) {
     struct fi_rma_iov rma = {remote(p, am->dst + off), len, p->seg_key};
     struct fi_msg_rma msg = {.msg_iov = &iov, .iov_count = 1, .addr = p->addr,
                              .rma_iov = &rma, .rma_iov_count = 1, .context = op};
-    OFI_POST(fi_writemsg(ofi.ep, &msg, flags), "an RMA write of a Long payload");
+    OFI_SEND(fi_writemsg(ofi.ep, &msg, flags), "an RMA write of a Long payload", which);
   }
   ofi_lock_drop();
   ofi_wait_counter(&local, which);
@@ -91,7 +91,7 @@ static void post(int dest, const gasneti_am_t *am, uint8_t flags, uint32_t inmsg
   if (len <= ofi.inject_limit) {
     uint8_t stack[OFI_INJECT_MAX] __attribute__((aligned(8)));
     build(stack, am, flags, inmsg, (uint16_t)gasneti_credit_collect(&ofi.credits, dest));
-    OFI_POST(fi_inject(ofi.ep, stack, len, p->addr), "sending an AM (fi_inject)");
+    OFI_SEND(fi_inject(ofi.ep, stack, len, p->addr), "sending an AM (fi_inject)", which);
     return;
   }
   void *buf = take_bbuf(which);
@@ -100,7 +100,7 @@ static void post(int dest, const gasneti_am_t *am, uint8_t flags, uint32_t inmsg
   op->peer = dest;
   op->buf = buf;
   build(buf, am, flags, inmsg, (uint16_t)gasneti_credit_collect(&ofi.credits, dest));
-  OFI_POST(fi_send(ofi.ep, buf, len, NULL, p->addr, op), "sending an AM (fi_send)");
+  OFI_SEND(fi_send(ofi.ep, buf, len, NULL, p->addr, op), "sending an AM (fi_send)", which);
 }
 
 void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
@@ -146,7 +146,8 @@ void ofi_send_ctrl(int peer, int ctrl, int code) {
     ofi_lock_take();
     m.credits = (uint16_t)gasneti_credit_collect(&ofi.credits, peer);
     if (m.credits && !p->finished)
-      OFI_POST(fi_inject(ofi.ep, &m, sizeof m, p->addr), "returning AM credits (fi_inject)");
+      OFI_SEND(fi_inject(ofi.ep, &m, sizeof m, p->addr), "returning AM credits (fi_inject)",
+               GASNETI_POLL_REPLIES);
     ofi_lock_drop();
     return;
   }
@@ -162,7 +163,7 @@ void ofi_send_ctrl(int peer, int ctrl, int code) {
 typedef struct deferred {
   struct deferred *next;
   uint32_t len;
-  uint8_t data[];
+  _Alignas(8) uint8_t data[]; /* a message: its header and payload are read in place */
 } deferred_t;
 static deferred_t *deferred_head, **deferred_tail = &deferred_head;
 
@@ -193,12 +194,10 @@ static bool valid(const ofi_msg_t *m, uint32_t len) {
 
 /* A message has arrived (ofi_lock held): its credits count now (a request copied aside must
  * not hold them); it waits in arrival order for delivery. */
-void ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len) {
+bool ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len) {
   const ofi_msg_t *m = (const ofi_msg_t *)data;
-  if (len < sizeof *m || m->src >= gasneti_nodes || !ofi.peers[m->src].network) {
-    bad("not from a rank this conduit carries", len >= sizeof *m ? (int)m->src : -1);
-    return;
-  }
+  if (len < sizeof *m || m->src >= gasneti_nodes || !ofi.peers[m->src].network)
+    return bad("not from a rank this conduit carries", len >= sizeof *m ? (int)m->src : -1);
   if (m->credits) gasneti_credit_returned(&ofi.credits, (int)m->src, m->credits);
   if (ofi.arrived_count == ofi.arrived_cap) { /* grow; rare, bounded by the receive buffers */
     uint32_t cap = ofi.arrived_cap ? 2 * ofi.arrived_cap : 64;
@@ -210,7 +209,7 @@ void ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len) {
   }
   ofi.arrived[(ofi.arrived_head + ofi.arrived_count++) % ofi.arrived_cap] =
       (ofi_arrived_t){r, data, len};
-  r->live++;
+  return true;
 }
 
 /* Runs one valid message's handler (ofi_lock not held), then settles its credit. */
@@ -298,7 +297,7 @@ int ofi_deliver(int which) {
       }
     }
     ofi_lock_take();
-    if (--a.rbuf->live == 0 && a.rbuf->released) ofi_post_rbuf(a.rbuf);
+    ofi_post_rbuf(a.rbuf); /* its message was handled or copied aside */
     ofi_lock_drop();
   }
 }

@@ -1,8 +1,8 @@
 /* ofi_bufs.c: the ofi conduit's buffers, all made at start-up (nothing is allocated on the AM
  * or RMA path): transmit records (what a completion settles), send and bounce buffers of one
- * largest message each (GASNET_OFI_NUM_BBUFS), and the multi-receive buffers
- * (GASNET_OFI_RECV_BUFFERS of GASNET_OFI_RECV_BUFFER_SIZE), reposted once the provider is done
- * with one and every message in it was delivered. */
+ * largest message each (GASNET_OFI_NUM_BBUFS), and the receives kept posted
+ * (GASNET_OFI_RECV_BUFFERS of one largest message each), each posted again once its message was
+ * delivered or copied aside. */
 #include <string.h>
 #include <sys/mman.h>
 
@@ -43,26 +43,26 @@ void *ofi_bbuf_get(void) { return ofi.bbufs_free ? ofi.free_bbufs[--ofi.bbufs_fr
 void ofi_bbuf_put(void *buf) { ofi.free_bbufs[ofi.bbufs_free++] = buf; }
 
 void ofi_post_rbuf(ofi_rbuf_t *r) {
-  r->live = 0;
-  r->released = false;
   memset(&r->ctx, 0, sizeof r->ctx);
-  struct iovec iov = {r->mem, ofi.rbuf_size};
+  struct iovec iov = {r->mem, OFI_MSG_MAX};
   struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = r};
-  OFI_POST(fi_recvmsg(ofi.ep, &msg, FI_MULTI_RECV), "posting a receive buffer (fi_recvmsg)");
+  OFI_POST(fi_recvmsg(ofi.ep, &msg, 0), "posting a receive (fi_recvmsg)");
 }
 
-void ofi_rbufs_init(int count, size_t size) {
+/* Each buffer starts on a cache line; its message's arguments and payload stay 8-aligned. */
+#define OFI_RBUF_STRIDE ((OFI_MSG_MAX + 63) & ~(size_t)63)
+
+void ofi_rbufs_init(int count) {
   ofi.nrbufs = count;
-  ofi.rbuf_size = size;
   ofi.rbufs = gasneti_calloc((size_t)count, sizeof *ofi.rbufs);
-  uint8_t *mem = mmap(NULL, (size_t)count * size, PROT_READ | PROT_WRITE,
+  uint8_t *mem = mmap(NULL, (size_t)count * OFI_RBUF_STRIDE, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED)
-    gasneti_fatalerror("ofi: cannot map %d receive buffers of %zu bytes (GASNET_OFI_RECV_BUFFERS, "
-                       "GASNET_OFI_RECV_BUFFER_SIZE)", count, size);
+    gasneti_fatalerror("ofi: cannot map %d receive buffers of %zu bytes (GASNET_OFI_RECV_BUFFERS)",
+                       count, OFI_RBUF_STRIDE);
   ofi_lock_take();
   for (int i = 0; i < count; i++) {
-    ofi.rbufs[i].mem = mem + (size_t)i * size;
+    ofi.rbufs[i].mem = mem + (size_t)i * OFI_RBUF_STRIDE;
     ofi_post_rbuf(&ofi.rbufs[i]);
   }
   ofi_lock_drop();

@@ -86,15 +86,11 @@ int ofi_progress(void) {
     ofi_fatal_rc("reading the completion queue (fi_cq_read)", (int)n);
   }
   for (ssize_t i = 0; i < n; i++) {
-    /* A receive buffer's completion: a message in it, or its release (some providers report
-     * the release alone, with FI_MULTI_RECV and no FI_RECV). */
+    /* A receive's completion: its message waits for delivery, after which the receive is
+     * posted again (at once if the message was dropped). */
     if (is_rbuf(e[i].op_context)) {
       ofi_rbuf_t *r = e[i].op_context;
-      if (e[i].len) ofi_arrive(r, e[i].buf, (uint32_t)e[i].len);
-      if (e[i].flags & FI_MULTI_RECV) {
-        r->released = true;
-        if (!r->live) ofi_post_rbuf(r);
-      }
+      if (!ofi_arrive(r, r->mem, (uint32_t)e[i].len)) ofi_post_rbuf(r);
     } else {
       settle(e[i].op_context);
     }
@@ -135,10 +131,7 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   if (strstr(ofi.provider, "ofi_rxd") && nops > OFI_RXD_MAX_OPS) nops = OFI_RXD_MAX_OPS;
   ofi.max_ops = nops;
   ofi_bufs_init(nbbufs, nops);
-  /* The knob's least value (128K) holds two of the largest message: one always fits. */
-  _Static_assert(2 * OFI_MSG_MAX <= 131072, "GASNET_OFI_RECV_BUFFER_SIZE's minimum");
-  ofi_rbufs_init((int)gasneti_knob_int("GASNET_OFI_RECV_BUFFERS"),
-                 (size_t)gasneti_knob_size("GASNET_OFI_RECV_BUFFER_SIZE"));
+  ofi_rbufs_init((int)gasneti_knob_int("GASNET_OFI_RECV_BUFFERS"));
   if (ofi.verbose)
     fprintf(stderr, "ofi: rank %d on host %s uses provider %s, domain %s (RMA %s, %s "
             "addresses, send-after-write order %s: Longs %s, inject up to %zu bytes%s, %d "
@@ -180,16 +173,27 @@ void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
   ofi_send_am(request->src, am, request);
 }
 
+#if GASNETI_THREADS
+/* This thread holds ofi_deliver_lock: a handler's reply that waits on a full transmit queue
+ * (OFI_SEND) delivers from inside that delivery, as the one thread delivering. */
+static _Thread_local bool delivering;
+#endif
+
 int gasnetc_poll(int which) {
   ofi_progress();
   int ran = 0;
 #if GASNETI_THREADS
-  if (!gasneti_spin_trylock(&ofi_deliver_lock)) return 0; /* another thread delivers, in order */
+  bool outer = !delivering;
+  if (outer && !gasneti_spin_trylock(&ofi_deliver_lock)) return 0; /* another thread delivers */
+  delivering = true;
 #endif
   if (which & GASNETI_POLL_REQUESTS) ran += ofi_run_deferred();
   ran += ofi_deliver(which);
 #if GASNETI_THREADS
-  gasneti_spin_unlock(&ofi_deliver_lock);
+  if (outer) {
+    delivering = false;
+    gasneti_spin_unlock(&ofi_deliver_lock);
+  }
 #endif
   return ran;
 }

@@ -37,12 +37,16 @@ typedef struct ofi_op {
   _Atomic int64_t *counter; /* counted down when complete (RMA), or NULL */
 } ofi_op_t;
 
-/* ---- a multi-receive buffer: messages land in it back to back --------------------------- */
+/* ---- a posted receive: one message of at most OFI_MSG_MAX bytes ---------------------------
+ * Not a multi-receive buffer: libfabric 1.17's ofi_rxm (rendezvous above its eager size) and
+ * ofi_rxd (messages of several packets) flag a multi-receive buffer released on the completion
+ * of the last message placed in it while earlier ones are still arriving, so no count of
+ * completions says when such a buffer may be posted again; reposting it early let later
+ * messages overwrite those (tests/c/mutual_flood_test.c caught it). One message per receive
+ * is complete when its completion says so, on every provider. */
 typedef struct ofi_rbuf {
   struct fi_context2 ctx; /* first: the completion's op_context is this */
   uint8_t *mem;
-  int live;      /* messages in it not yet delivered (or copied aside) */
-  bool released; /* the provider is done with it (FI_MULTI_RECV): repost once live is 0 */
 } ofi_rbuf_t;
 
 /* ---- a received message waiting for delivery (in arrival order) ------------------------- */
@@ -90,7 +94,6 @@ typedef struct {
   /* receive buffers */
   ofi_rbuf_t *rbufs;
   int nrbufs;
-  size_t rbuf_size;
   /* received messages not yet delivered */
   ofi_arrived_t *arrived;
   uint32_t arrived_head, arrived_count, arrived_cap;
@@ -134,7 +137,7 @@ void ofi_op_put(ofi_op_t *op);
 void *ofi_bbuf_get(void);   /* NULL when none is free */
 void ofi_bbuf_put(void *buf);
 void ofi_post_rbuf(ofi_rbuf_t *r);
-void ofi_rbufs_init(int count, size_t size);
+void ofi_rbufs_init(int count);
 
 /* ofi_conduit.c */
 /* Reads completions (ofi_lock not held): settles transmits, queues arrivals. */
@@ -158,18 +161,34 @@ static inline void ofi_met(int peer) {
   if (!atomic_load_explicit(&ofi.peers[peer].met, memory_order_acquire)) ofi_meet(peer);
 }
 void ofi_send_ctrl(int peer, int ctrl, int code);
-void ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len); /* ofi_lock held */
+/* A message arrived in r (ofi_lock held): queued for delivery, or false (dropped: repost r). */
+bool ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len);
 int ofi_deliver(int which);  /* arrived messages' handlers (no ofi_lock held) */
 int ofi_run_deferred(void);
 
-/* Posts one transmit, serving the network while the provider says -FI_EAGAIN (ofi_lock held
- * on entry and exit). */
+/* Posts a receive, reading completions while the provider says -FI_EAGAIN (ofi_lock held on
+ * entry and exit). */
 #define OFI_POST(call, what)                                   \
   do {                                                         \
     ssize_t rc_;                                               \
     while ((rc_ = (call)) == -FI_EAGAIN) {                     \
       ofi_lock_drop();                                         \
       ofi_progress();                                          \
+      ofi_lock_take();                                         \
+    }                                                          \
+    if (rc_) ofi_fatal_rc(what, (int)rc_);                     \
+  } while (0)
+
+/* Posts a transmit; while the provider says -FI_EAGAIN (its queues full because a peer is not
+ * taking messages) it also delivers what arrived, as `which` allows (requests it may not run
+ * are copied aside), so its own receives are posted again: two ranks that send to each other
+ * at once never wait on each other (ofi_lock held on entry and exit). */
+#define OFI_SEND(call, what, which)                            \
+  do {                                                         \
+    ssize_t rc_;                                               \
+    while ((rc_ = (call)) == -FI_EAGAIN) {                     \
+      ofi_lock_drop();                                         \
+      ofi_wait_step(which);                                    \
       ofi_lock_take();                                         \
     }                                                          \
     if (rc_) ofi_fatal_rc(what, (int)rc_);                     \

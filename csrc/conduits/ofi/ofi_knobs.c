@@ -17,13 +17,10 @@ static const gasneti_knob_t rows[] = {
     {"GASNET_OFI_DEVICE_<n>", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", R, "ofi",
      "ofi: GASNET_OFI_DEVICE for ranks bound to socket n (gasnetrun sets it from each host's "
      "topology: the NIC nearest each socket).", GASNETI_NOT_TUNED},
-    {"GASNET_OFI_RECV_BUFFER_SIZE", GASNETI_KNOB_SIZE, "1M", 131072, 1073741824, NULL, "bytes",
-     J, "ofi", "ofi: size of each multi-receive buffer messages land in (at least 128K: two of "
-     "the largest message). The default stays: gasnet-tune's 512K came in one sampled point "
-     "with two other knobs, not measured alone (docs/knob-defaults.md).", GASNETI_TUNED("256K,512K,1M,4M", NULL)},
-    {"GASNET_OFI_RECV_BUFFERS", GASNETI_KNOB_INT, "8", 2, 1024, NULL, "buffers", J, "ofi",
-     "ofi: multi-receive buffers each rank posts (one is reposted once every message in it "
-     "was handled; gasnet-tune keeps 8).", GASNETI_TUNED("2,4,8,16,32", NULL)},
+    {"GASNET_OFI_RECV_BUFFERS", GASNETI_KNOB_INT, "64", 4, 4096, NULL, "buffers", J, "ofi",
+     "ofi: receives each rank keeps posted, each of the largest message (64 KiB and its "
+     "header), posted again once its message was handled; messages beyond them wait in the "
+     "provider.", GASNETI_TUNED("16,32,64,128,256", NULL)},
     {"GASNET_OFI_INJECT_LIMIT", GASNETI_KNOB_SIZE, "", 0, 4096, NULL, "bytes", J, "ofi",
      "ofi: messages and puts up to this size go by fi_inject (the provider copies them at "
      "once); default and upper bound: the provider's inject size (at most 4096). The default "

@@ -1,6 +1,6 @@
 /* ofi_open.c: which libfabric provider and domain a rank uses, and opening them. Every rank
  * offers the providers libfabric gives it for what the conduit needs (RDM endpoints, messages
- * into multi-receive buffers, RMA where possible; no FI_MR_LOCAL), in libfabric's order; all
+ * into posted receives, RMA where possible; no FI_MR_LOCAL), in libfabric's order; all
  * take the first of rank 0's offers that every rank has (GASNET_OFI_PROVIDER or libfabric's own
  * FI_PROVIDER narrow the offers). The domain is GASNET_OFI_DEVICE_<n> for a rank bound to
  * socket n, else GASNET_OFI_DEVICE, else the provider's first one (one that is not loopback when
@@ -54,8 +54,7 @@ static void explain_refusal(void) {
                        gasneti_hostname);
   if (loose)
     gasneti_fatalerror("ofi: provider '%s' on host %s has no reliable datagram endpoint with "
-                       "multi-receive buffers (FI_EP_RDM, FI_MSG, FI_MULTI_RECV), which this "
-                       "conduit needs: choose another with GASNET_OFI_PROVIDER", name,
+                       "messages (FI_EP_RDM, FI_MSG), which this conduit needs: choose another with GASNET_OFI_PROVIDER", name,
                        gasneti_hostname);
   fi_freeinfo(loose);
   if (prov)
@@ -155,7 +154,7 @@ static struct fi_info *pick(struct fi_info *list, const char *provider) {
  * user set wins. ofi_rxm posts FI_OFI_RXM_MSG_RX_SIZE receive buffers of 16 KiB on its shared
  * receive context: its default, 4096, is 64 MiB in every rank whatever the job does (a rank of
  * alltoall_test held 88 MiB of private memory, 36 MiB with 256), and 512 ranks on one host ran
- * out of memory. The conduit's own multi-receive buffers take the messages; rxm's only stage
+ * out of memory. The conduit's own posted receives take the messages; rxm's only stage
  * them. */
 static void provider_defaults(void) {
   setenv("FI_OFI_RXM_MSG_RX_SIZE", "256", 0);
@@ -201,10 +200,6 @@ void ofi_open(void) {
     ofi_fatal_rc("fi_ep_bind (completion queue)", rc);
   if ((rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0))) ofi_fatal_rc("fi_ep_bind (address vector)", rc);
   if ((rc = fi_enable(ofi.ep))) ofi_fatal_rc("fi_enable", rc);
-  size_t min_left = OFI_MSG_MAX; /* a buffer with less room than a message goes back */
-  if ((rc = fi_setopt(&ofi.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min_left,
-                      sizeof min_left)))
-    ofi_fatal_rc("fi_setopt (FI_OPT_MIN_MULTI_RECV)", rc);
 
   ofi_card_t card = {.addrlen = OFI_ADDR_MAX};
   size_t len = sizeof card.addr;

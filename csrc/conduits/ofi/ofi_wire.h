@@ -1,7 +1,7 @@
 /* ofi_wire.h: what travels between ranks of the ofi conduit in a message (fi_send/fi_inject
- * into the peer's multi-receive buffers): a header, the arguments, then (Medium, packed Long)
- * the payload, padded to 8 bytes: messages land back to back in a buffer, and a handler's
- * payload must be 8-byte aligned. Control messages (credits returned alone, exit
+ * into one of the receives the peer keeps posted): a header, the arguments, then (Medium,
+ * packed Long) the payload, padded to 8 bytes; each receive buffer starts on a cache line, so
+ * a handler's payload is 8-byte aligned. Control messages (credits returned alone, exit
  * and "finished" notices) are headers with the CTRL flag. Both ends run the same build, so
  * fields are in host byte order. Tests and tools that forge or read messages include this. */
 #ifndef GASNETC_OFI_WIRE_H

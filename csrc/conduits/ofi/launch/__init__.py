@@ -98,7 +98,7 @@ def check(host: str, found: list[dict[str, Any]], env: Mapping[str, str]) -> lis
         return []
     if not have:
         return [f"host {host}: libfabric offers no provider the ofi conduit can use (reliable "
-                "datagram endpoints with multi-receive buffers, no FI_MR_LOCAL): run a "
+                "datagram endpoints with messages, no FI_MR_LOCAL): run a "
                 "program built for another conduit there"]
     return []
 
