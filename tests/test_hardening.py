@@ -139,6 +139,42 @@ def test_a_control_socket_name_already_taken_is_a_clean_error(native):
                                  "in use (another process holds that name)")
 
 
+# ---- a hostile neighbour on the wake sockets ---------------------------------------------------
+def wake_sockets() -> set[str]:
+    """Abstract datagram sockets of sleeping ranks ('@gasnet-<job>-<host>-w<rank>': anyone on
+    the host can send to them)."""
+    names = set()
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and re.fullmatch(r"@gasnet-.*-w\d+", fields[7]):
+            names.add(fields[7])
+    return names
+
+
+def test_a_flood_on_the_wake_sockets_keeps_ranks_awake_but_the_job_correct(opt_build):
+    # Ranks sleeping in their waits (GASNET_WAIT_MODE=block) are sent garbage without pause
+    # for the whole job: it only wakes them; every wait still ends by what it waits for.
+    proc = subprocess.Popen([opt_build.gasnetrun, "-n", "4", opt_build.test_program("sleep_test"),
+                             "200"], env=job_env({"GASNET_WAIT_MODE": "block"}),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sent = 0
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.setblocking(False)
+        while proc.poll() is None:
+            for name in wake_sockets():
+                for payload in (os.urandom(64), b"", os.urandom(1)):
+                    try:
+                        sock.sendto(payload, "\0" + name[1:])
+                        sent += 1
+                    except OSError:
+                        pass  # full, or the rank is gone: what a real flood meets too
+    out, err = proc.communicate(timeout=120)
+    assert sent > 0, "no wake socket was found while the job ran"
+    assert proc.returncode == 0, err
+    for rank in range(4):
+        assert f"sleep_test: rank {rank} OK" in out, out + err
+
+
 # ---- a client breaking the API's rules -------------------------------------------------------
 @pytest.mark.parametrize("mode,env,message", [
     ("internal-handler", {},

@@ -6,6 +6,7 @@
 #include "am/am.h"
 #include "knobs.h"
 #include "pshm/pshm.h"
+#include "pshm/wake.h"
 #include "trace/trace.h"
 
 typedef gasneti_barrier_vote_t vote_t;
@@ -152,6 +153,8 @@ static bool progress(void) {
   rel->id = result.id;
   rel->flags = result.anon | (result.mismatch << 1);
   atomic_store_explicit(&rel->phase, phase, memory_order_release);
+  for (int i = 0; i < nmembers; i++) /* they may sleep until it is out (wake.h) */
+    if (members[i] != gasneti_mynode) gasneti_wake_peer(gasneti_host_local[members[i]]);
   return true;
 }
 
@@ -181,6 +184,11 @@ void gasneti_barrier_notify_at(const char *loc, int id, int flags) {
   s->flags = flags;
   atomic_store_explicit(&s->phase, phase, memory_order_release);
   atomic_store(&under_way, phase);
+  /* Who reads it may sleep until it is there (wake.h): the group's leader, or, in a job of one
+   * group, every member (each gathers the group itself). */
+  for (int i = 0; i < nmembers; i++)
+    if (members[i] != gasneti_mynode && (nleaders == 1 || members[i] == group_leader))
+      gasneti_wake_peer(gasneti_host_local[members[i]]);
 }
 
 static int finish(int id, int flags) {
@@ -211,7 +219,7 @@ static int barrier_try(int id, int flags) {
   if (!notified) gasneti_fatalerror("gasnet_barrier_try without a preceding notify");
   gasneti_poll(GASNETI_POLL_ALL);
   if (!progress()) {
-    gasneti_wait_backoff(); /* the caller loops on try: yield as a blocking wait would */
+    gasneti_wait_yield(); /* the caller loops on try: yield, but a try never sleeps */
     return GASNET_ERR_NOT_READY;
   }
   return finish(id, flags);

@@ -51,4 +51,14 @@ void gasnetc_rdma_get(void *dest, gasnet_node_t node, const void *src, size_t n,
                       _Atomic int64_t *counter);
 #endif
 
+/* Optional sleeping waits (a conduit whose gasnet_conduit.h defines GASNETC_WAIT_FDS, the
+ * most descriptors it names; pshm/wake.h): fills fds with what a sleeping rank must wake on
+ * when its network has something for it, and *deadline (CLOCK_MONOTONIC seconds, -1: none)
+ * with when the conduit must run again though nothing arrived (a retransmission); returns how
+ * many descriptors, or -1 when it has work due at once. Called by the rank's only thread. */
+#ifdef GASNETC_WAIT_FDS
+#include <poll.h>
+int gasnetc_wait_fds(struct pollfd *fds, double *deadline);
+#endif
+
 #endif

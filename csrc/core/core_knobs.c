@@ -39,13 +39,25 @@ static const gasneti_knob_t rows[] = {
      "all", "Per-rank part of the computed GASNET_EXITTIMEOUT.", GASNETI_NOT_TUNED},
     {"GASNET_WAIT_MODE", GASNETI_KNOB_ENUM, "auto", 0, 0, "auto|spin|block|spinblock", "", R,
      "all", "How a rank waits for communication: spin (poll), block (poll, then give the core "
-     "away), spinblock (the same, as in GASNet); auto spins unless the host's ranks outnumber "
-     "its cores, and then yields whatever mode gasnet_set_waitmode asks. Use block when hosts "
+     "away: yield, and in SEQ builds on smp and udp sleep in the kernel once idle for 50 us, "
+     "until a message, a datagram or a peer's store wakes it), spinblock (the same, as in "
+     "GASNet); auto spins unless the host's ranks outnumber its cores, and then waits as block "
+     "whatever mode gasnet_set_waitmode asks. gasnet_AMPoll and the try calls yield but never "
+     "sleep. Use block when hosts "
      "share cores (virtual machines, containers on one machine) or other work runs on them: "
      "auto cannot see it. auto stays the default (gasnet-tune on smp, 2 ranks: block made AM "
      "latency and barriers 20x slower, though a 1 MiB exchange 3x faster while other work "
      "kept the cores busy; 8 ranks: no significant gain; docs/knob-defaults.md).",
      GASNETI_TUNED("spin,block,spinblock", NULL)},
+    {"GASNET_WAIT_SLEEP_MIN", GASNETI_KNOB_DOUBLE, "0.01", 0.0001, 3600, NULL, "seconds", R,
+     "all", "How long a sleeping wait (GASNET_WAIT_MODE) first sleeps before it looks again "
+     "though nothing woke it; each such sleep of the same wait lasts twice as long, up to "
+     "GASNET_WAIT_SLEEP_MAX. Only a wait on a word a supernode peer stores to through its own "
+     "mapping (not through GASNet) needs it: it notices within about twice its wait.",
+     GASNETI_NOT_TUNED},
+    {"GASNET_WAIT_SLEEP_MAX", GASNETI_KNOB_DOUBLE, "1", 0.0001, 3600, NULL, "seconds", R,
+     "all", "The longest a sleeping wait sleeps before it looks again though nothing woke it "
+     "(see GASNET_WAIT_SLEEP_MIN).", GASNETI_NOT_TUNED},
     /* ---- signals and debugging (GASNet-1's names) ---- */
     {"GASNET_BACKTRACE", GASNETI_KNOB_BOOL, "0", 0, 1, NULL, "", R, "all",
      "A rank that hits a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) or a fatal "

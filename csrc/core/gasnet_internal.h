@@ -88,6 +88,8 @@ enum { GASNETI_POLL_REPLIES = 1, GASNETI_POLL_REQUESTS = 2, GASNETI_POLL_ALL = 3
 int gasneti_poll(int which);
 /* One step of a wait loop that must keep serving AMs (wait_step in gasnet.h is the client's). */
 void gasneti_wait_backoff(void);
+/* The same for a loop the client runs (gasnet_AMPoll, a try): yields, never sleeps. */
+void gasneti_wait_yield(void);
 void gasneti_wait_init(void);
 
 /* ---- segments ---------------------------------------------------------------------- */

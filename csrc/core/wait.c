@@ -1,13 +1,16 @@
 /* wait.c: polling and the wait policy of every blocking loop in the runtime.
  * Poll while the host has a core per waiting thread; give the core away when they outnumber
  * the cores. */
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "conduit.h"
 #include "gasnet_internal.h"
 #include "knobs.h"
 #include "pshm/pshm.h"
+#include "pshm/wake.h"
 
 /* The client's mode (gasnet_set_waitmode, or GASNET_WAIT_MODE), and whether the runtime
  * itself chose to yield because the host runs more waiting threads than it has cores. The
@@ -49,6 +52,75 @@ static void count_waiter(void) {
 }
 #endif
 
+/* ---- sleeping (wake.h): SEQ builds whose conduit can sleep (GASNETC_WAIT_FDS) ---- */
+#if !GASNETI_THREADS && defined(GASNETC_WAIT_FDS)
+#define GASNETI_CAN_SLEEP 1
+/* An idle wait sleeps once it has found nothing for this long: twice what this VM takes to
+ * wake a process blocked in the kernel (20-30 us), so a reply on its way is still polled for. */
+#define SLEEP_AFTER 50e-6
+static bool may_sleep;       /* this rank sleeps in its blocking waits */
+/* How long a sleep lasts when nothing ends it: GASNET_WAIT_SLEEP_MIN at first, twice as long
+ * after each such sleep, up to GASNET_WAIT_SLEEP_MAX, and back to the first once the rank
+ * finds work. Only a wake nobody sends needs the limit (a client's wait on a word a supernode
+ * peer stores to through its own mapping of the segment, not through GASNet), which a rank
+ * then notices within about twice the time it waited; the doubling keeps a rank that waits
+ * long from waking for nothing: 512 ranks on 2 cores woke 5 million times in an all-to-all
+ * with a fixed 10 ms. */
+static long sleep_first_ns, sleep_max_ns, sleep_ns;
+static bool armed;           /* its sleeping word is set (wake_arm) */
+static double idle_since = -1; /* the first idle step of the current wait, -1: it found work */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* gasneti_poll ran something: the wait is not idle, and writers need not wake this rank. */
+static inline void found_work(void) {
+  idle_since = -1;
+  sleep_ns = sleep_first_ns;
+  if (armed) {
+    armed = false;
+    gasneti_wake_disarm();
+  }
+}
+
+/* One idle step of a blocking wait: true if it armed or slept (the caller looks again), false
+ * if it should yield instead. Arming comes first and returns at once, so that the caller's
+ * next look at its condition and its next poll come after the word is set (wake.h); the step
+ * after that sleeps, until a wake, a datagram, the conduit's deadline or sleep_ns. */
+static bool sleep_step(void) {
+  double now = now_s();
+  if (idle_since < 0) idle_since = now;
+  if (now - idle_since < SLEEP_AFTER) return false;
+  if (!armed) {
+    armed = true;
+    gasneti_wake_arm();
+    return true;
+  }
+  struct pollfd fds[1 + GASNETC_WAIT_FDS];
+  fds[0] = (struct pollfd){.fd = gasneti_wake_fd(), .events = POLLIN};
+  double deadline = -1;
+  int n = gasnetc_wait_fds(fds + 1, &deadline);
+  if (n < 0) return false; /* the conduit has work due now */
+  long ns = sleep_ns;
+  bool capped = false; /* the conduit's deadline comes first */
+  if (deadline >= 0) {
+    if (deadline <= now) return false;
+    if ((deadline - now) * 1e9 < (double)ns) ns = (long)((deadline - now) * 1e9) + 1, capped = true;
+  }
+  struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+  /* A signal ends it early: the caller looks again. */
+  if (ppoll(fds, (nfds_t)(1 + n), &ts, NULL) == 0 && !capped)
+    sleep_ns = sleep_ns < sleep_max_ns / 2 ? 2 * sleep_ns : sleep_max_ns;
+  if (fds[0].revents) gasneti_wake_drain();
+  /* A writer that woke it cleared the word: set it again before the caller's next look. */
+  armed = false;
+  return true;
+}
+#endif
+
 void gasneti_wait_init(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
@@ -62,6 +134,18 @@ void gasneti_wait_init(void) {
   else if (gasneti_knob_enum_is("GASNET_WAIT_MODE", "spinblock")) wait_mode = GASNET_WAIT_SPINBLOCK;
   else auto_mode = true;
   atomic_store(&runtime_yields, auto_mode && gasneti_host_size > cpus);
+#ifdef GASNETI_CAN_SLEEP
+  /* An explicit spin never sleeps; GASNET_WAIT_MODE=block and spinblock sleep after a short
+   * idle spell, and so does auto when the host's ranks outnumber its CPUs. A rank that sleeps
+   * says so in the host's region: its host peers then wake whoever sleeps (wake.h). */
+  bool sleep = wait_mode == GASNET_WAIT_BLOCK || wait_mode == GASNET_WAIT_SPINBLOCK ||
+               (auto_mode && gasneti_host_size > cpus);
+  may_sleep = gasneti_wake_init(sleep);
+  sleep_first_ns = (long)(gasneti_knob_double("GASNET_WAIT_SLEEP_MIN") * 1e9);
+  sleep_max_ns = (long)(gasneti_knob_double("GASNET_WAIT_SLEEP_MAX") * 1e9);
+  if (sleep_max_ns < sleep_first_ns) sleep_max_ns = sleep_first_ns;
+  sleep_ns = sleep_first_ns;
+#endif
   if (auto_mode && gasneti_mynode == 0 && gasneti_knob_bool("GASNET_VERBOSEENV"))
     fprintf(stderr, "GASNET_WAIT_MODE auto: %s (%d ranks on host %s, %d CPUs for them)\n",
             gasneti_host_size > cpus ? "block" : "spin", gasneti_host_size, gasneti_hostname,
@@ -78,19 +162,35 @@ int gasnet_set_waitmode(int mode) {
 int gasneti_poll(int which) {
   gasneti_exit_check();
   if (!which) return 0;
-  return gasneti_pshm_poll(which) + gasnetc_poll(which);
+  int ran = gasneti_pshm_poll(which) + gasnetc_poll(which);
+#ifdef GASNETI_CAN_SLEEP
+  if (GASNETI_UNLIKELY(idle_since >= 0) && ran) found_work(); /* (only a sleeper sets it) */
+#endif
+  return ran;
 }
 
 /* As GASNet: every idle wait iteration yields in every mode but SPIN (SPINBLOCK too: there is
  * no blocking wait to fall back to after spinning), and whenever the runtime chose to. No pause
  * instruction when spinning: it costs ~27 ns on the VMs we run on, and bursts of it trip the
  * hypervisor's pause-loop exiting; measured, it quadrupled the AM round trip. */
-void gasneti_wait_backoff(void) {
+void gasneti_wait_yield(void) {
 #if GASNETI_THREADS
   if (GASNETI_UNLIKELY(!counted)) count_waiter();
 #endif
   if (wait_mode != GASNET_WAIT_SPIN || atomic_load_explicit(&runtime_yields, memory_order_relaxed))
     sched_yield();
+}
+
+/* A blocking wait's idle step may also sleep (wake.h); a client's poll or try never does
+ * (gasneti_wait_yield): gasnet_AMPoll does not block. */
+void gasneti_wait_backoff(void) {
+#ifdef GASNETI_CAN_SLEEP
+  if (may_sleep && gasneti_attach_done &&
+      (wait_mode != GASNET_WAIT_SPIN || atomic_load_explicit(&runtime_yields, memory_order_relaxed)) &&
+      sleep_step())
+    return;
+#endif
+  gasneti_wait_yield();
 }
 
 void gasneti_wait_step(void) {

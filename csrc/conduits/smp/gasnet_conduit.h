@@ -14,5 +14,8 @@
  * straight into the target segment, so their limit is a protocol choice, not a buffer size. */
 #define GASNETC_MAX_MEDIUM 65536
 #define GASNETC_MAX_LONG (4u * 1024 * 1024)
+/* A waiting rank may sleep: everything it waits for comes through shared memory, whose writers
+ * wake it (csrc/core/pshm/wake.h); no descriptor of its own. */
+#define GASNETC_WAIT_FDS 0
 
 #endif

@@ -17,5 +17,7 @@
  * reassembly copy where datagrams are that large. */
 #define GASNETC_MAX_MEDIUM 65024
 #define GASNETC_MAX_LONG (4u * 1024 * 1024)
+/* A waiting rank may sleep on its socket (csrc/core/pshm/wake.h). */
+#define GASNETC_WAIT_FDS 1
 
 #endif

@@ -341,6 +341,17 @@ int gasnetc_poll(int which) {
   return ran;
 }
 
+/* A sleeping rank wakes on its socket, or when a retransmission falls due. Acknowledgements
+ * that wait for a packet to ride on (UDP_ACK_DELAY), datagrams held while their sender is looked
+ * up and probers to meet are work due now. */
+int gasnetc_wait_fds(struct pollfd *fds, double *deadline) {
+  if (udp.ndirty || udp.nheld || atomic_load_explicit(&udp_probed, memory_order_relaxed))
+    return -1;
+  fds[0] = (struct pollfd){.fd = udp.sock.fd, .events = POLLIN};
+  *deadline = udp.next_check;
+  return 1;
+}
+
 /* Best effort and prompt: each other-host peer hears it three times (a lost notice only costs
  * the agent's leave signal, within GASNET_EXITTIMEOUT). */
 void gasnetc_exit_notify(int code) {

@@ -340,8 +340,9 @@ int gasnet_AMGetMsgSource(gasnet_token_t token, gasnet_node_t *srcindex) {
 int gasnet_AMPoll(void) {
   if (GASNETI_UNLIKELY(!gasneti_attach_done)) return GASNET_ERR_NOT_INIT;
   /* A client polling in a loop is waiting: when its host is oversubscribed (or
-   * GASNET_WAIT_MODE=block), an idle poll gives the core to the rank it waits for. */
+   * GASNET_WAIT_MODE=block), an idle poll gives the core to the rank it waits for; it never
+   * sleeps (gasnet_AMPoll does not block). */
   if (!gasneti_poll(gasneti_am_context == GASNETI_CTX_CLIENT ? GASNETI_POLL_ALL : 0))
-    gasneti_wait_backoff();
+    gasneti_wait_yield();
   return GASNET_OK;
 }

@@ -159,7 +159,7 @@ int gasnete_coll_barrier_try(gasnete_coll_team_t team, int id, int flags) {
   if (!b) return gasnet_barrier_try(id, flags & ~IMAGES);
   check_notified("gasnet_coll_barrier_try", team, b);
   if (gasnet_coll_try_sync(b->op) != GASNET_OK) {
-    gasneti_wait_backoff(); /* the caller loops on try: yield as a blocking wait would */
+    gasneti_wait_yield(); /* the caller loops on try: yield, but a try never sleeps */
     return GASNET_ERR_NOT_READY;
   }
   return finish(team, b, id, flags);

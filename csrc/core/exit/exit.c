@@ -11,6 +11,7 @@
 #include "gasnet_internal.h"
 #include "knobs.h"
 #include "pshm/pshm.h"
+#include "pshm/wake.h"
 #include "trace/trace.h"
 #include "exit_internal.h"
 
@@ -33,8 +34,9 @@ static int publish(int code, uint32_t phase) {
          !atomic_compare_exchange_weak(&leader->exit_phase, &had, phase)) {
   }
   int32_t seen = GASNETI_EXIT_NONE;
-  if (atomic_compare_exchange_strong(&leader->exit_code, &seen, code)) return code;
-  return seen;
+  bool first = atomic_compare_exchange_strong(&leader->exit_code, &seen, code);
+  if (first) gasneti_wake_host(); /* sleeping peers must see it (wake.h) */
+  return first ? code : seen;
 }
 
 void gasneti_exit_post(int code, uint32_t phase) { publish(code, phase); }

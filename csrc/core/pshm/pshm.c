@@ -6,6 +6,7 @@
 
 #include "queue.h"
 #include "trace/trace.h"
+#include "wake.h"
 
 gasneti_region_t **gasneti_regions;
 gasneti_region_t *gasneti_host_leader_region;
@@ -54,12 +55,14 @@ static void setup_queues(void) {
         tx->doorbell = bells + q->layout.summary_bytes + me;
         tx->summary_id = (uint64_t)me << 32;
       }
+      tx->peer = i;
       tx->lock = (gasneti_spinlock_t)GASNETI_SPINLOCK_INIT;
       gasneti_ring_rx_t *rx = &q->rx[reply][i];
       rx->ctl = gasneti_ring_at(mine, reply, i);
       rx->slots = slots_of(rx->ctl);
       rx->outbox = gasneti_outbox_at(gasneti_regions[i], reply);
       rx->src = gasneti_host_peers[i];
+      rx->peer = i;
     }
   }
 }
@@ -84,6 +87,7 @@ void gasneti_pshm_init(void) {
 }
 
 void gasneti_pshm_attach_segments(void) {
+  gasneti_wake_attach(); /* every rank of the host said whether it sleeps (gasnet_init) */
   for (int i = 0; i < gasneti_snode_size; i++) {
     gasnet_node_t peer = gasneti_snode_peers[i];
     if (peer == gasneti_mynode || gasneti_seginfo[peer].size == 0) continue;
@@ -94,7 +98,15 @@ void gasneti_pshm_attach_segments(void) {
    * peer's (a peer without a segment stays far: its AM path reports the bad address).
    * A rank that traces or counts keeps them far, so that every transfer reaches the library
    * (csrc/core/trace), which goes direct through gasneti_trace_direct. */
+  /* So does a rank whose host peers may sleep (wake.h), for its puts to them: a peer waiting
+   * for the bytes of a put must be woken. Its own segment stays inline. */
   uintptr_t *direct = gasneti_trace_active ? gasneti_trace_direct : gasneti_pshm_direct;
+  if (gasneti_wake_on && !gasneti_trace_active) {
+    gasneti_trace_direct = gasneti_calloc(gasneti_nodes, sizeof *gasneti_trace_direct);
+    for (int r = 0; r < gasneti_nodes; r++) gasneti_trace_direct[r] = GASNETI_PSHM_FAR;
+    gasneti_pshm_direct[gasneti_mynode] = gasneti_pshm_offset[gasneti_mynode];
+    direct = gasneti_trace_direct;
+  }
   for (int i = 0; i < gasneti_snode_size; i++) {
     gasnet_node_t peer = gasneti_snode_peers[i];
     if (peer == gasneti_mynode || gasneti_seginfo[peer].size != 0)

@@ -66,6 +66,10 @@ typedef struct {
   _Atomic uint32_t exit_phase; /* the latest barrier a rank that ended the job had passed */
   alignas(GASNETI_CACHELINE) gasneti_barrier_slot_t notify[2];  /* by barrier phase parity */
   alignas(GASNETI_CACHELINE) gasneti_barrier_slot_t release[2]; /* supernode leader's result */
+  /* Set while the rank may be asleep (wake.h); its own line: senders read it after each
+   * message, and only a sleeper and the one writer that wakes it write it. */
+  alignas(GASNETI_CACHELINE) _Atomic uint32_t sleeping;
+  _Atomic uint32_t host_sleeps; /* in the host leader's: some rank of the host may sleep */
 } gasneti_region_t;
 _Static_assert(sizeof(gasneti_region_t) <= GASNETI_PSHM_HEADER_BYTES, "region header");
 

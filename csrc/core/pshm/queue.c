@@ -92,8 +92,12 @@ static int drain(gasneti_ring_rx_t *rx, bool requests, int max) {
     rx->received++;
     ran++;
   }
-  /* Slots are released in batches: one store per drain, not per message. */
-  if (ran) atomic_store_explicit(&rx->ctl->acked, rx->received, memory_order_release);
+  /* Slots are released in batches: one store per drain, not per message. A sender that
+   * found the ring or its outbox full may sleep until then. */
+  if (ran) {
+    atomic_store_explicit(&rx->ctl->acked, rx->received, memory_order_release);
+    gasneti_wake_peer(rx->peer);
+  }
   return ran;
 }
 

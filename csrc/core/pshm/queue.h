@@ -7,6 +7,7 @@
 
 #include "solo.h"
 #include "pshm.h"
+#include "wake.h"
 
 /* Sender's private view of its ring in a peer's region. */
 typedef struct {
@@ -16,6 +17,7 @@ typedef struct {
   uint64_t *summary; /* its group's summary word at the receiver */
   uint64_t summary_id; /* this sender's rank, in the summary word's high half */
   uint32_t sent, acked_cache;
+  int peer; /* the receiver's host-local index (to wake it) */
   gasneti_spinlock_t lock; /* PAR: client threads may send to one peer at once (solo.h) */
 } gasneti_ring_tx_t;
 
@@ -26,6 +28,7 @@ typedef struct {
   const uint8_t *outbox; /* the sender's outbox of this kind, for payloads that travel there */
   uint32_t received;
   gasnet_node_t src;
+  int peer; /* the sender's host-local index (to wake it when its ring has room again) */
 } gasneti_ring_rx_t;
 
 /* One of this rank's outboxes: chunks allocated in order, reclaimed in order once marked done.
@@ -110,6 +113,7 @@ static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_
     __atomic_store_n(tx->summary, tx->summary_id | tx->sent, __ATOMIC_RELEASE);
   }
   gasneti_solo_unlock(&tx->lock, solo);
+  gasneti_wake_peer(tx->peer);
   return true;
 }
 

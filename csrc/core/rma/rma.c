@@ -4,6 +4,7 @@
 #include "trace/trace.h"
 
 #include "pshm/pshm.h"
+#include "pshm/wake.h"
 
 GASNETI_TLS gasneti_rma_thread_t gasneti_rma_td;
 GASNETI_TLS gasneti_nbi_counts_t gasneti_nbi_counts;
@@ -275,7 +276,8 @@ gasnet_valget_handle_t gasneti_get_nb_val(const char *loc, gasnet_node_t node, v
   gasneti_op_t *op = gasneti_op_get();
   if (GASNETI_UNLIKELY(gasneti_trace_active)) gasneti_trace_rma(loc, GASNETI_OP_GET_NB_VAL, node, nbytes, -1);
   /* Direct where the inline path would have been (a rank that traces keeps that apart). */
-  uintptr_t direct = gasneti_trace_active ? gasneti_trace_direct[node] : gasneti_pshm_direct[node];
+  uintptr_t direct = gasneti_trace_active || gasneti_wake_on ? gasneti_trace_direct[node]
+                                                             : gasneti_pshm_direct[node];
   if (direct != GASNETI_PSHM_FAR) {
     op->value = gasneti_load_value(gasneti_direct_addr(direct, src), nbytes);
   } else {

@@ -197,6 +197,7 @@ gasnet_handle_t gasneti_vis_put(const char *what, gasnet_node_t node, gasneti_vi
       memcpy(gasneti_pshm_addr(node, d), s, len);
     }
     gasneti_vis_pair_end(p);
+    if (node != gasneti_mynode) gasneti_wake_peer(gasneti_host_local[node]); /* wake.h */
     return GASNET_INVALID_HANDLE;
   }
   gasneti_target_t target;

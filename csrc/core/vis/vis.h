@@ -3,6 +3,7 @@
 #define GASNETI_VIS_H
 
 #include "gasnet_internal.h"
+#include "pshm/wake.h"
 #include "vis_walk.h"
 
 void gasneti_vis_am_init(void);

@@ -39,8 +39,10 @@ static bool strided_direct(const char *what, bool is_put, gasnet_node_t node, vo
   (void)what;
 #endif
   uint8_t *mapped = gasneti_pshm_addr(node, remote);
-  if (is_put) gasneti_vis_strided_direct(mapped, dststrides, srcaddr, srcstrides, count, levels);
-  else gasneti_vis_strided_direct(dstaddr, dststrides, mapped, srcstrides, count, levels);
+  if (is_put) {
+    gasneti_vis_strided_direct(mapped, dststrides, srcaddr, srcstrides, count, levels);
+    if (node != gasneti_mynode) gasneti_wake_peer(gasneti_host_local[node]); /* wake.h */
+  } else gasneti_vis_strided_direct(dstaddr, dststrides, mapped, srcstrides, count, levels);
   return true;
 }
 
