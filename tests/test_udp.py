@@ -4,6 +4,7 @@ private network namespace drops a random share), a peer that stops answering, ra
 without polling, and the receive thread."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import struct
@@ -72,14 +73,66 @@ def test_flood_of_ams_arrives_exactly_once_through_packet_loss(udp_build, lossy_
     assert lossy_net.dropped() > 0, "no packet was dropped: the test tested nothing"
 
 
+def conduit_counts(directory) -> dict[str, int]:
+    """The udp counters of every rank's statistics file, summed (category C lines)."""
+    totals: dict[str, int] = {}
+    for path in directory.iterdir():
+        for m in re.finditer(r"\(C\) (UDP_\w+) +(\d+) evnts", path.read_text()):
+            totals[m[1]] = totals.get(m[1], 0) + int(m[2])
+    return totals
+
+
 @pytest.mark.applies(lambda variant, percent, **_: percent == 5 or variant == "opt")
 @pytest.mark.parametrize("percent", [5, 30])
-def test_64_mib_of_puts_and_gets_arrive_intact_through_packet_loss(udp_build, lossy_net, percent):
+def test_64_mib_of_puts_and_gets_arrive_intact_through_packet_loss(udp_build, lossy_net, percent,
+                                                                    tmp_path):
     lossy_net.drop(percent)
-    proc = run_in(lossy_net, udp_build, 2, "bulk_test", "64")
+    proc = run_in(lossy_net, udp_build, 2, "bulk_test", "64",
+                  env={"GASNET_STATSFILE": str(tmp_path / "stats-%")})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("moved 64 MiB each way") == 2
-    assert lossy_net.dropped() > 0
+    dropped = lossy_net.dropped()
+    assert dropped > 0
+    # The statistics show the repair: lost data packets were sent again, and no packet was
+    # delivered that was not sent (the counts are taken at exit, before the last packets).
+    counts = conduit_counts(tmp_path)
+    assert counts["UDP_RESENT_TIMEOUT"] + counts["UDP_RESENT_HOLE"] > 0, counts
+    assert 0 < counts["UDP_PACKETS_DELIVERED"] <= counts["UDP_PACKETS_SENT"], counts
+    assert counts["UDP_DATAGRAMS_IN"] < counts["UDP_DATAGRAMS_OUT"], counts
+
+
+def test_gasnetrun_stats_shows_the_conduits_counters_and_statsmask_c_leaves_them_out(udp_build):
+    prog = udp_build.test_program("trace_test")
+    result = udp_build.run(["--stats", "--json", "-n", "3", prog], env=NO_PSHM)
+    assert result.returncode == 0, result.describe()
+    doc = json.loads(result.stderr[result.stderr.index("{"):])
+    counters = {c["name"]: c for c in doc["conduit"]}
+    assert counters["UDP_PEERS_MET"]["total"] == 6, counters  # every rank met the 2 others
+    assert counters["UDP_PACKETS_SENT"]["total"] > 0, counters
+    assert counters["UDP_DATAGRAMS_OUT"]["bytes"] > 0, counters
+    assert counters["UDP_DATAGRAMS_OUT"]["ranks"] == 3, counters
+    table = udp_build.run(["--stats", "-n", "2", prog], env=NO_PSHM)
+    assert "Conduit counters over all ranks" in table.stderr and "UDP_RESENT_TIMEOUT" in table.stderr
+    masked = udp_build.run(["--stats", "--json", "-n", "2", prog],
+                           env={**NO_PSHM, "GASNET_STATSMASK": "PGA"})
+    assert masked.returncode == 0, masked.describe()
+    doc = json.loads(masked.stderr[masked.stderr.index("{"):])
+    assert doc["conduit"] == [] and doc["ranks"], doc
+
+
+def test_ranks_serving_each_others_large_gets_in_handlers_do_not_stall(udp_build, tmp_path):
+    """Pairs of ranks get 1 MiB blocks from each other into non-segment memory at once: each
+    block returns as Medium replies in 548-byte datagrams, sent from request handlers while
+    replies to the handler's own rank pile up undelivered. With a small buffer pool
+    (NETWORKDEPTH 8) the piled-up packets used to take every buffer on both sides, and the
+    job hung for good; now they are copied out of the pool (UDP_COPIED_IN) and the job ends."""
+    env = {**NO_PSHM, "GASNET_NETWORKDEPTH_TOTAL": "8", "GASNET_NETWORKDEPTH_PP": "8",
+           "GASNET_UDP_DATAGRAM": "548", "GASNET_STATSFILE": str(tmp_path / "stats-%")}
+    result = udp_build.job(8, "mutual_get_test", "4", "1024", env=env, timeout=240)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("mutual_get_test: rank") == 8, result.describe()
+    counts = conduit_counts(tmp_path)
+    assert counts["UDP_COPIED_IN"] > 0, counts
 
 
 def test_eight_ranks_all_to_all_through_5_percent_loss(udp_build, lossy_net):

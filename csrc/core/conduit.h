@@ -61,4 +61,15 @@ void gasnetc_rdma_get(void *dest, gasnet_node_t node, const void *src, size_t n,
 int gasnetc_wait_fds(struct pollfd *fds, double *deadline);
 #endif
 
+/* Optional statistics (a conduit whose gasnet_conduit.h defines GASNETC_STATS): its own
+ * counters, which the core writes with its statistics at exit (GASNET_STATSFILE, category C)
+ * and gasnetrun --stats sums over the ranks. emit(name, count, bytes): an upper-case name
+ * starting with the conduit's, how many, and their bytes (-1: not a byte count). May run in a
+ * signal handler on the way out: it only reads (no lock, no allocation), and a count another
+ * thread is changing may be off by a few. */
+#ifdef GASNETC_STATS
+typedef void (*gasnetc_stat_fn)(const char *name, uint64_t count, int64_t bytes);
+void gasnetc_stats(gasnetc_stat_fn emit);
+#endif
+
 #endif

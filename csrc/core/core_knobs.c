@@ -87,8 +87,8 @@ static const gasneti_knob_t rows[] = {
      "stdout, stderr or - (stdout). Unset: no tracing.", GASNETI_NOT_TUNED},
     {"GASNET_TRACEMASK", GASNETI_KNOB_CUSTOM, "GPSWXBLAICDNHU", 0, 0, NULL, "", R, "all",
      "Categories traced: G gets, P puts, S syncs, B barriers, A AMs (and their handlers), I "
-     "information, X exit; GASNet's other letters (W L C D N H U) are accepted and have no "
-     "events here.", MASK},
+     "information, X exit, C the conduit's own (its counters in the statistics); GASNet's "
+     "other letters (W L D N H U) are accepted and have no events here.", MASK},
     {"GASNET_TRACENODES", GASNETI_KNOB_CUSTOM, "*", 0, 0, NULL, "", R, "all",
      "Ranks that trace: * or a list such as 0,2-4.", NODES},
     {"GASNET_TRACELOCAL", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", R, "all",

@@ -1,6 +1,7 @@
 """gasnetrun --stats: the job runs with GASNET_STATSFILE pointing into a directory of
 gasnetrun's; after it ends, the ranks' statistics are read back (with gasnet-trace's parser,
-installed beside this package) and shown as per-rank totals and the busiest peer pairs."""
+installed beside this package) and shown as per-rank totals, the busiest peer pairs and the
+conduit's own counters (category C: udp's datagrams, retransmissions, drops) over all ranks."""
 from __future__ import annotations
 
 import json
@@ -49,12 +50,30 @@ def _kind(name: str) -> str | None:
     return None
 
 
+def conduit_counters(stats: list[Any]) -> list[dict[str, Any]]:
+    """The conduit's counters (category C) in the order the ranks write them: the sum over
+    ranks, the busiest rank and its count, and bytes where the counter has them."""
+    rows: dict[str, dict[str, Any]] = {}
+    for st in stats:
+        if st.category != "C":
+            continue
+        row = rows.setdefault(st.name, {"name": st.name, "total": 0, "bytes": None,
+                                        "max": -1, "max_rank": None, "ranks": 0})
+        row["total"] += st.count
+        row["ranks"] += 1
+        if st.total:
+            row["bytes"] = (row["bytes"] or 0) + int(st.total)
+        if st.count > row["max"]:
+            row["max"], row["max_rank"] = st.count, st.rank
+    return list(rows.values())
+
+
 def collect(run: StatsRun, nranks: int) -> dict[str, Any]:
     from gasnet_trace.parse import TraceError, load  # installed beside gasnetrun
     try:
         trace = load([run.pattern])
     except TraceError:
-        return {"ranks": [], "pairs": [], "missing": list(range(nranks))}
+        return {"ranks": [], "pairs": [], "conduit": [], "missing": list(range(nranks))}
     ranks: dict[int, dict[str, Any]] = {}
     for st in trace.stats:
         row = ranks.setdefault(st.rank, {"rank": st.rank, "puts": 0, "put_bytes": 0, "gets": 0,
@@ -84,6 +103,7 @@ def collect(run: StatsRun, nranks: int) -> dict[str, Any]:
                     for p in trace.peer_totals),
                    key=lambda d: (-d["bytes"], -d["msgs"], d["from"], d["to"]))[:TOP_PAIRS]
     return {"ranks": [ranks[r] for r in sorted(ranks)], "pairs": pairs,
+            "conduit": conduit_counters(trace.stats),
             "missing": [r for r in range(nranks) if r not in ranks]}
 
 
@@ -110,6 +130,16 @@ def report(run: StatsRun, nranks: int, as_json: bool) -> None:
     for p in doc["pairs"]:
         pairs.add_row(str(p["from"]), str(p["to"]), str(p["msgs"]), str(p["bytes"]))
     console.print(pairs)
+    if doc["conduit"]:
+        counters = Table(title="Conduit counters over all ranks")
+        for column in ("counter", "total", "bytes", "busiest rank", "its count"):
+            counters.add_column(column, justify="left" if column == "counter" else "right")
+        for c in doc["conduit"]:
+            counters.add_row(c["name"], str(c["total"]),
+                             "" if c["bytes"] is None else str(c["bytes"]),
+                             str(c["max_rank"]) if c["max"] > 0 else "",
+                             str(c["max"]) if c["max"] > 0 else "")
+        console.print(counters)
     if doc["missing"]:
         shown = ",".join(map(str, doc["missing"][:16])) + ("..." if len(doc["missing"]) > 16 else "")
         console.print(f"gasnetrun: no statistics from rank(s) {shown} (ranks on other hosts write "

@@ -4,10 +4,8 @@
  * rank's segment in pieces of many sizes up to 64 KiB (full datagrams one way), gets it back
  * whole (full datagrams the other way) and checks the bytes, while the others serve it.
  *
- * Only rank 0 transfers: two ranks that serve each other's large gets at the same time can
- * stall for good, each inside a request handler that waits to send its reply while its own
- * buffers fill with the other's reply pieces, which it may not deliver there (a defect of the
- * conduit's delivery, with or without an MTU change; not what this test is about).
+ * Only rank 0 transfers: ranks serving each other's large gets at the same time are
+ * mutual_get_test's subject, not this test's.
  *
  * usage: mtu_drop_test GO */
 #include <string.h>

@@ -19,5 +19,7 @@
 #define GASNETC_MAX_LONG (4u * 1024 * 1024)
 /* A waiting rank may sleep on its socket (csrc/core/pshm/wake.h). */
 #define GASNETC_WAIT_FDS 1
+/* Its counters (datagrams, retransmissions, duplicates, drops) join the statistics. */
+#define GASNETC_STATS 1
 
 #endif

@@ -48,7 +48,9 @@ static uint32_t pow2_at_least(uint32_t x) {
 }
 
 static void read_timeouts(void) {
+  static gasnetc_rel_rtt_t learnt; /* from all of this rank's streams */
   udp.timeouts = (gasnetc_rel_timeouts_t){
+      .learnt = &learnt,
       .initial = gasneti_knob_double("GASNET_REQUESTTIMEOUT_INITIAL"),
       .backoff = gasneti_knob_double("GASNET_REQUESTTIMEOUT_BACKOFF"),
       .max = gasneti_knob_double("GASNET_REQUESTTIMEOUT_MAX"),

@@ -136,9 +136,23 @@ typedef struct {
 } udp_held_t;
 enum { UDP_HELD_MAX = 64 };
 
+/* What this rank's socket saw (statistics, udp_stats.c; the per-peer streams count their own
+ * packets: gasnetc_rel_counts_t). */
+typedef struct {
+  uint64_t datagrams_out, bytes_out; /* handed to the socket (pieces and acknowledgements too) */
+  uint64_t acks_alone;     /* acknowledgements that found no data packet to ride on */
+  uint64_t pieces_out;     /* pieces of packets too large for their path (UDP_PART) */
+  uint64_t probes_out;     /* liveness probes */
+  uint64_t datagrams_in, bytes_in;
+  uint64_t dropped_in;     /* not of this job, malformed, forged, from a stranger's address */
+  uint64_t no_buffer;      /* data packets read with no block to keep them (they come again) */
+  uint64_t copied_in;      /* received packets copied out of their block (the pool ran low) */
+} udp_counts_t;
+
 typedef struct {
   udp_sock_t sock;
   udp_pool_t pool;
+  udp_counts_t counts;
   /* [rank]: its state, allocated when this rank first talks to it or hears from it (udp_meet):
    * a rank that talks to a few peers holds a few. Written once under udp_lock; read by the
    * liveness thread without it. */
@@ -213,7 +227,7 @@ void udp_flush_all(void);            /* open packets, acknowledgements, hidden c
 #define UDP_ACK_DELAY 20e-6
 void udp_send_now(void);             /* hands udp.out to the socket */
 void udp_mark_dirty(int peer);
-void udp_resend(void *ctx, void *buf, uint32_t len);
+void udp_resend(void *ctx, void *buf, uint32_t len, unsigned copy);
 void udp_release(void *ctx, void *buf);   /* acknowledged (ctx: the peer) */
 void udp_drop_sent(void *buf);            /* never to be acknowledged (the peer finished) */
 /* Sends one AM (without udp_lock held): blocks, serving the network, for credits and room. */
@@ -245,6 +259,12 @@ void udp_meet_probers(void);
 extern int udp_live_fd;
 /* KiB waiting unread in this rank's socket (at most 65535; any thread may ask). */
 uint16_t udp_backlog_kib(void);
+
+/* A received packet done with: back to its pool block, or freed (a copy, udp_recv.c). */
+static inline void udp_packet_put(void *data) {
+  if (udp_pool_owns(&udp.pool, data)) udp_pool_put(&udp.pool, data);
+  else free(data);
+}
 
 /* udp_recv.c */
 int udp_receive(void);               /* datagrams in, acknowledgements applied (holds udp_lock) */

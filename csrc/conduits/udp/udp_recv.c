@@ -9,6 +9,25 @@
 #include "udp_internal.h"
 
 enum { POOL_RESERVE = 8 };
+/* Below this many free blocks, a received data packet waiting for delivery (or held early) is
+ * copied out of its 64 KiB block into memory of its own size. A rank busy in a handler does
+ * not deliver, yet keeps taking and acknowledging what its peers send (hundreds of peers, a
+ * window each): kept in blocks, those packets took every block, the rank then had to drop
+ * what came next unacknowledged (UDP_NO_BUFFER), replies to it among them, and a ring of
+ * ranks each replying to the next stalled until one declared the next unreachable. */
+enum { COPY_BELOW = 2 * UDP_RX_BATCH + POOL_RESERVE };
+
+/* A received packet kept for delivery: in a pool block, or (the pool ran low) a copy. */
+static uint8_t *keep_packet(uint8_t *data, uint32_t len) {
+  if (udp.pool.nfree >= COPY_BELOW) {
+    udp_pool_ref(&udp.pool, data);
+    return data;
+  }
+  udp.counts.copied_in++;
+  uint8_t *copy = gasneti_malloc(len);
+  memcpy(copy, data, len);
+  return copy;
+}
 
 _Atomic uint32_t udp_reads;
 
@@ -18,6 +37,7 @@ static uint8_t *scratch; /* for a datagram that arrives when no buffer is free *
 
 static void drop_note(const char *why, const struct sockaddr_in *from) {
   static int told;
+  udp.counts.dropped_in++;
   if (told++ < 3)
     gasneti_warning("udp: dropped a datagram from %s:%d (%s)", inet_ntoa(from->sin_addr),
                     ntohs(from->sin_port), why);
@@ -51,7 +71,7 @@ static void peer_finished(int peer) {
   gasnetc_rel_t *r = &p->rel;
   for (uint32_t i = 0; i < r->window; i++) {
     if (r->out[i].in_use) udp_drop_sent(r->out[i].buf); /* sent, never to be acknowledged */
-    if (r->held[i]) udp_pool_put(&udp.pool, r->held[i]);     /* received early, now moot */
+    if (r->held[i]) udp_packet_put(r->held[i]);               /* received early, now moot */
     r->out[i].in_use = 0;
     r->held[i] = NULL;
   }
@@ -158,7 +178,8 @@ static void handle(uint8_t *data, uint32_t len, const struct sockaddr_in *from, 
   if (p->finished) return;
   if (h->type != UDP_DATA && h->type != UDP_ACK && h->type != UDP_PART)
     { drop_note("unknown type", from); return; }
-  gasnetc_rel_ackinfo_t info = {h->ack, h->sack};
+  gasnetc_rel_ackinfo_t info = {h->ack, h->sack, 0, GASNETC_REL_NO_ECHO};
+  if (h->type != UDP_PART) gasnetc_rel_echo_unpack(&info, (uint32_t)h->code);
   gasnetc_rel_acked(&p->rel, info, udp_now(), &udp.timeouts, udp_release, udp_resend,
                     (void *)(intptr_t)src);
   if (h->type == UDP_PART) take_piece(src, h, len, from);
@@ -172,20 +193,20 @@ static void take_data(int src, uint8_t *data, uint32_t len, bool keep) {
   if (p->unacked++ == 0) p->ack_by = udp_now() + UDP_ACK_DELAY;
   else p->ack_by = 0;
   if (!keep) {         /* no buffer to hold it: not acknowledged, so it will come again */
+    udp.counts.no_buffer++;
     p->rel.ack_due = true;
     return;
   }
   const udp_pkt_hdr_t *h = (const udp_pkt_hdr_t *)data;
-  int what = gasnetc_rel_receive(&p->rel, h->seq, data, len);
+  int what = gasnetc_rel_receive(&p->rel, h->seq, h->whole, data, len);
   if (what == GASNETC_REL_DELIVER) {
-    udp_pool_ref(&udp.pool, data);
-    queue_ready(src, data, len);
+    queue_ready(src, keep_packet(data, len), len);
     uint32_t hlen;
     uint8_t *held;
     while ((held = gasnetc_rel_next_held(&p->rel, &hlen))) queue_ready(src, held, hlen);
     atomic_store_explicit(&p->got, p->rel.expected, memory_order_relaxed);
   } else if (what == GASNETC_REL_HELD) {
-    udp_pool_ref(&udp.pool, data);
+    gasnetc_rel_keep_held(&p->rel, h->seq, keep_packet(data, len));
   }
 }
 
@@ -287,6 +308,8 @@ int udp_receive(void) {
     uint32_t seg = in[i].segment ? in[i].segment : in[i].len;
     for (uint32_t off = 0; off < in[i].len; off += seg) {
       uint32_t len = in[i].len - off < seg ? in[i].len - off : seg;
+      udp.counts.datagrams_in++;
+      udp.counts.bytes_in += len;
       handle(in[i].buf + off, len, &in[i].from, keep);
     }
   }
@@ -464,7 +487,7 @@ int udp_deliver_ready(void) {
     run_packet(src, pkt.data, pkt.len);
     ran += ((udp_pkt_hdr_t *)pkt.data)->nmsgs;
     udp_lock_take();
-    udp_pool_put(&udp.pool, pkt.data);
+    udp_packet_put(pkt.data);
     udp_lock_drop();
   }
   return ran;

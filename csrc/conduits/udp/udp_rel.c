@@ -1,6 +1,7 @@
 /* udp_rel.c: sequence numbers, cumulative and selective acknowledgements, retransmission with
  * backoff, duplicate suppression and in-order delivery for one peer (see udp_rel.h). The
- * timeout adapts to measured round trips as TCP's does (RFC 6298), from a configured start. */
+ * timeout adapts to measured round trips as TCP's does (RFC 6298, with Karn's backoff), from a
+ * configured start. */
 #include "udp_rel.h"
 
 #include <stdlib.h>
@@ -10,7 +11,8 @@ static inline uint32_t slot(const gasnetc_rel_t *r, uint32_t seq) { return seq &
 static inline bool before(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
 
 bool gasnetc_rel_init(gasnetc_rel_t *r, uint32_t window, const gasnetc_rel_timeouts_t *t) {
-  *r = (gasnetc_rel_t){.window = window, .rto = t->initial, .stalled_since = -1};
+  *r = (gasnetc_rel_t){.window = window, .rtt = {.rto = t->initial}, .stalled_since = -1,
+                       .echo_copy = GASNETC_REL_NO_ECHO};
   if (window == 0 || window > 65536 || (window & (window - 1))) return false;
   r->out = calloc(window, sizeof *r->out);
   r->held = calloc(window, sizeof *r->held);
@@ -34,26 +36,53 @@ void gasnetc_rel_fini(gasnetc_rel_t *r, gasnetc_rel_release_fn release, void *ct
 /* ---- sending ---------------------------------------------------------------------------- */
 uint32_t gasnetc_rel_send(gasnetc_rel_t *r, void *buf, uint32_t len, double now,
                           const gasnetc_rel_timeouts_t *t) {
-  (void)t;
   uint32_t seq = r->next_seq++;
+  r->counts.sent++;
   gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+  /* A stream that measured nothing yet starts from what the rank's other streams learnt. */
+  double rto = gasnetc_rel_rto(r, t);
   *o = (gasnetc_rel_out_t){.buf = buf, .len = len, .in_use = 1, .first_sent = now,
-                           .last_sent = now, .rto = r->rto};
+                           .last_sent = now, .rto = rto};
   if (r->stalled_since < 0) r->stalled_since = now;
   return seq;
 }
 
-static void sample_rtt(gasnetc_rel_t *r, double rtt, double floor) {
-  if (r->srtt == 0) {
-    r->srtt = rtt;
-    r->rttvar = rtt / 2;
+static void update_rtt(gasnetc_rel_rtt_t *e, double rtt, double floor) {
+  if (e->srtt == 0) {
+    e->srtt = rtt > 0 ? rtt : 1e-9;
+    e->rttvar = rtt / 2;
   } else {
-    double err = rtt > r->srtt ? rtt - r->srtt : r->srtt - rtt;
-    r->rttvar = 0.75 * r->rttvar + 0.25 * err;
-    r->srtt = 0.875 * r->srtt + 0.125 * rtt;
+    double err = rtt > e->srtt ? rtt - e->srtt : e->srtt - rtt;
+    e->rttvar = 0.75 * e->rttvar + 0.25 * err;
+    e->srtt = 0.875 * e->srtt + 0.125 * rtt;
   }
-  r->rto = r->srtt + 4 * r->rttvar;
-  if (r->rto < floor) r->rto = floor;
+  e->rto = e->srtt + 4 * e->rttvar;
+  if (e->rto < floor) e->rto = floor;
+}
+
+static void sample_rtt(gasnetc_rel_t *r, double rtt, const gasnetc_rel_timeouts_t *t) {
+  update_rtt(&r->rtt, rtt, t->floor);
+  if (t->learnt) update_rtt(t->learnt, rtt, t->floor);
+}
+
+/* The echo names a packet still unacknowledged here and the copy of it that arrived: its round
+ * trip is known even if it went more than once (from that copy's sending; a copy between the
+ * first and the last has no time kept). */
+static void take_echo(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double now,
+                      const gasnetc_rel_timeouts_t *t) {
+  if (info.echo_copy == GASNETC_REL_NO_ECHO || r->una == r->next_seq) return;
+  uint32_t seq = r->una + ((info.echo_seq - r->una) & 0xFFFFFFu);
+  if (!before(seq, r->next_seq)) return;
+  gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+  if (!o->in_use || !o->retransmitted || o->sampled) return; /* sent once: sampled as usual */
+  if (info.echo_copy == 0) {
+    r->counts.resent_needless++;
+    o->sampled = 1;
+    sample_rtt(r, now - o->first_sent, t);
+  } else if (info.echo_copy == o->copies) {
+    o->sampled = 1;
+    sample_rtt(r, now - o->last_sent, t);
+  }
 }
 
 uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double now,
@@ -62,10 +91,11 @@ uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double 
   uint32_t freed = 0;
   /* An acknowledgement of something never sent is garbage: ignore it. */
   if (before(r->next_seq, info.ack)) return 0;
+  take_echo(r, info, now, t);
   while (before(r->una, info.ack)) {
     gasnetc_rel_out_t *o = &r->out[slot(r, r->una)];
     if (o->in_use) {
-      if (!o->retransmitted) sample_rtt(r, now - o->first_sent, t->floor);
+      if (!o->retransmitted) sample_rtt(r, now - o->first_sent, t);
       if (release) release(ctx, o->buf);
       o->in_use = 0;
       freed++;
@@ -89,7 +119,7 @@ uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double 
     gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
     if (!o->in_use) continue;
     if (info.sack >> i & 1) {
-      if (!o->retransmitted) sample_rtt(r, now - o->first_sent, t->floor);
+      if (!o->retransmitted) sample_rtt(r, now - o->first_sent, t);
       if (release) release(ctx, o->buf);
       o->in_use = 0;
       o->buf = NULL;
@@ -108,7 +138,9 @@ uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double 
       o->fast_done = 1;
       o->retransmitted = 1;
       o->last_sent = now;
-      if (resend) resend(ctx, o->buf, o->len);
+      if (o->copies < GASNETC_REL_NO_ECHO - 1) o->copies++;
+      r->counts.resent_hole++;
+      if (resend) resend(ctx, o->buf, o->len, o->copies);
     }
   }
   if (freed) r->stalled_since = before(r->una, r->next_seq) ? now : -1;
@@ -124,11 +156,13 @@ bool gasnetc_rel_tick(gasnetc_rel_t *r, double now, const gasnetc_rel_timeouts_t
     if (!o->in_use || now < o->last_sent + o->rto) continue; /* as next_deadline() */
     o->last_sent = now;
     o->retransmitted = 1;
+    r->counts.resent_timeout++;
     /* Back off, but keep at least 16 attempts within the time that declares a peer lost, so
      * heavy loss alone does not look like a vanished peer. */
     o->rto *= t->backoff;
     if (o->rto > t->max / 16) o->rto = t->max / 16;
-    if (resend) resend(ctx, o->buf, o->len);
+    if (o->copies < GASNETC_REL_NO_ECHO - 1) o->copies++;
+    if (resend) resend(ctx, o->buf, o->len, o->copies);
   }
   return true;
 }
@@ -149,19 +183,31 @@ double gasnetc_rel_next_deadline(const gasnetc_rel_t *r) {
 }
 
 /* ---- receiving -------------------------------------------------------------------------- */
-int gasnetc_rel_receive(gasnetc_rel_t *r, uint32_t seq, void *buf, uint32_t len) {
+int gasnetc_rel_receive(gasnetc_rel_t *r, uint32_t seq, unsigned copy, void *buf, uint32_t len) {
   r->ack_due = true; /* even a duplicate: our acknowledgement may have been lost */
-  if (before(seq, r->expected)) return GASNETC_REL_DUPLICATE;
-  if (seq - r->expected >= r->window) return GASNETC_REL_BEYOND;
+  /* The first packet since the last echo went: of a slow reader's backlog (copies 0, 1, 2 of
+   * one packet read in one go), copy 0, whose sending time the sender kept. */
+  if (r->echo_copy == GASNETC_REL_NO_ECHO) {
+    r->echo_seq = seq;
+    r->echo_copy = copy < GASNETC_REL_NO_ECHO ? (uint8_t)copy : GASNETC_REL_NO_ECHO - 1;
+  }
+  if (before(seq, r->expected)) return r->counts.duplicates++, GASNETC_REL_DUPLICATE;
+  if (seq - r->expected >= r->window) return r->counts.beyond++, GASNETC_REL_BEYOND;
   if (seq == r->expected) {
     r->expected++;
+    r->counts.delivered++;
     return GASNETC_REL_DELIVER;
   }
   uint32_t s = slot(r, seq);
-  if (r->held[s]) return GASNETC_REL_DUPLICATE;
+  if (r->held[s]) return r->counts.duplicates++, GASNETC_REL_DUPLICATE;
   r->held[s] = buf;
   r->held_len[s] = len;
+  r->counts.held++;
   return GASNETC_REL_HELD;
+}
+
+void gasnetc_rel_keep_held(gasnetc_rel_t *r, uint32_t seq, void *buf) {
+  r->held[slot(r, seq)] = buf;
 }
 
 bool gasnetc_rel_wanted(const gasnetc_rel_t *r, uint32_t seq) {
@@ -175,11 +221,16 @@ void *gasnetc_rel_next_held(gasnetc_rel_t *r, uint32_t *len) {
   r->held[s] = NULL;
   *len = r->held_len[s];
   r->expected++;
+  r->counts.delivered++;
   return buf;
 }
 
 gasnetc_rel_ackinfo_t gasnetc_rel_ackinfo(gasnetc_rel_t *r) {
-  gasnetc_rel_ackinfo_t info = {.ack = r->expected, .sack = 0};
+  /* The echo goes once: repeated in later packets (the first one lost, say), it would
+   * measure from the copy's arrival to a later packet's, and inflate the timeout. */
+  gasnetc_rel_ackinfo_t info = {.ack = r->expected, .sack = 0, .echo_seq = r->echo_seq,
+                                .echo_copy = r->echo_copy};
+  r->echo_copy = GASNETC_REL_NO_ECHO;
   for (uint32_t i = 0; i < 64 && i + 1 < r->window; i++)
     if (r->held[slot(r, r->expected + 1 + i)]) info.sack |= 1ull << i;
   r->ack_due = false;

@@ -35,8 +35,10 @@ static void path_refused(void);
 
 void udp_send_now(void) {
   if (udp.nout) udp_sock_send(&udp.sock, udp.out, udp.nout);
+  udp.counts.datagrams_out += (uint64_t)udp.nout;
   for (int i = 0; i < udp.nout; i++) {
     const udp_out_t *o = &udp.out[i];
+    udp.counts.bytes_out += o->len;
     if (udp_pool_owns(&udp.pool, o->buf)) udp_pool_put(&udp.pool, o->buf);
     else if (o->ext && udp_pool_owns(&udp.pool, o->ext)) /* a piece of a packet (UDP_PART) */
       udp_pool_put(&udp.pool, o->ext);
@@ -80,6 +82,7 @@ static void fill_header(udp_pkt_hdr_t *h, int peer, int type) {
   h->type = (uint8_t)type;
   h->ack = info.ack;
   h->sack = info.sack;
+  h->code = (int32_t)gasnetc_rel_echo_pack(info); /* UDP_DATA, UDP_ACK; others overwrite it */
 }
 
 /* ---- the path's MTU ------------------------------------------------------------------------
@@ -160,6 +163,7 @@ static void queue_pieces(int peer, uint8_t *block, uint32_t len, uint32_t fit) {
     h->whole = (uint16_t)len;
     h->code = (int32_t)off;
     udp_pool_ref(&udp.pool, block); /* udp_send_now drops it (the piece's ext) */
+    udp.counts.pieces_out++;
     udp.out[udp.nout++] = (udp_out_t){&p->addr, h, (uint32_t)sizeof *h + n, sizeof *h,
                                       block + off, n};
   }
@@ -195,12 +199,13 @@ void udp_drop_sent(void *buf) {
 /* Sends a datagram again, with up-to-date acknowledgements (its sequence number and returned
  * credits stay: the receiver counts them once, whichever copy arrives first); after
  * UDP_RESIZE_AFTER tries in vain, in pieces, smaller at each further try (see above). */
-void udp_resend(void *ctx, void *buf, uint32_t len) {
+void udp_resend(void *ctx, void *buf, uint32_t len, unsigned copy) {
   int peer = (int)(intptr_t)ctx;
   udp_peer_t *p = udp_peer(peer);
   udp_tail_t *t = udp_tail(buf);
   if (t->resends < UINT16_MAX) t->resends++;
   fill_header(buf, peer, UDP_DATA);
+  ((udp_pkt_hdr_t *)buf)->whole = (uint16_t)copy;
   uint32_t fit = p->dgram;
   if (p->other_host && t->resends >= UDP_RESIZE_AFTER)
     for (int step = t->resends - UDP_RESIZE_AFTER; step >= 0 && fit > UDP_MIN_PATH_PAYLOAD;
@@ -214,6 +219,10 @@ void udp_resend(void *ctx, void *buf, uint32_t len) {
 static bool open_packet(int peer) {
   udp_peer_t *p = udp_peer(peer);
   if (!gasnetc_rel_window_open(&p->rel) || udp.in_flight >= udp.depth_total) return false;
+  /* Sending leaves receiving its blocks (a receive batch and a few more): a rank whose
+   * unacknowledged packets took them all could no longer take the peers' packets that carry
+   * the acknowledgements it waits for (GASNET_NETWORKDEPTH_TOTAL above the pool). */
+  if (udp.pool.nfree <= UDP_RX_BATCH + 8) return false;
   uint8_t *buf = udp_pool_get(&udp.pool);
   if (!buf) return false;
   udp.in_flight++; /* counted from now: the window check above stays true until the flush */
@@ -236,7 +245,7 @@ void udp_flush_peer(int peer, bool force) {
   h->seq = gasnetc_rel_send(&p->rel, p->open, p->open_len, udp_now(), &udp.timeouts);
   udp_tail(p->open)->len = p->open_len;
   udp_queue_data(peer, p->open, p->open_len);
-  if (udp.next_check < 0) udp.next_check = udp_now() + p->rel.rto;
+  if (udp.next_check < 0) udp.next_check = udp_now() + gasnetc_rel_rto(&p->rel, &udp.timeouts);
   activate(peer);
   p->sent_data = true;
   p->unacked = 0;
@@ -245,6 +254,7 @@ void udp_flush_peer(int peer, bool force) {
 
 static void send_ack(int peer) {
   udp_peer(peer)->unacked = 0;
+  udp.counts.acks_alone++;
   if (udp.nout == udp.outcap) udp_send_now();
   udp_pkt_hdr_t *h = &udp.acks[udp.nacks++].h;
   *h = (udp_pkt_hdr_t){0};
@@ -271,6 +281,7 @@ void udp_send_ping(int peer) {
   udp_ctl_t c = {.h = {.tag = udp.tag, .src = (uint16_t)gasneti_mynode, .type = UDP_PING,
                        .seq = ++p->ping_seq}};
   udp_ctl_seal(&c);
+  udp.counts.probes_out++;
   (void)!sendto(udp_live_fd, &c, sizeof c, MSG_DONTWAIT, (const struct sockaddr *)&p->live_addr,
                 sizeof p->live_addr);
 }

@@ -273,8 +273,10 @@ void udp_sock_send(udp_sock_t *s, const udp_out_t *out, int n) {
         for (size_t k = 0; k < msgs[sent].msg_hdr.msg_iovlen; k++)
           len += msgs[sent].msg_hdr.msg_iov[k].iov_len;
         s->refused_len = (uint32_t)len;
+        s->refused++;
         sent++; /* lost, until the caller sends it again re-sized */
       } else {
+        s->refused++;
         sent++; /* refused (a full buffer, a dead peer's port): it counts as lost */
       }
     }

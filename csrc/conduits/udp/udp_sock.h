@@ -23,6 +23,7 @@ typedef struct {
    * namespace) reach it on 127.0.0.1, the short way through the kernel; to other hosts it
    * sends from self's address (IP_PKTINFO), the one they know it by. */
   bool any;
+  uint64_t refused;        /* datagrams the kernel refused (a full buffer, a dead port): lost */
   /* The kernel refused a datagram as larger than its path's MTU (EMSGSIZE: the interface's
    * MTU, or a route's that an ICMP "fragmentation needed" lowered, dropped mid-job): its
    * destination and size, for the caller to re-size what it sends there (NULL: none since the

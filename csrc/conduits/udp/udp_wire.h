@@ -44,8 +44,12 @@ typedef struct {
   uint32_t ack;     /* cumulative acknowledgement of the receiver's stream to the sender */
   uint64_t sack;    /* selective acknowledgements (bit i: ack + 1 + i) */
   uint16_t credits; /* UDP_DATA: AM credits returned to the receiver */
-  uint16_t whole;   /* UDP_PART: the length of the packet it is a piece of */
-  int32_t code;     /* UDP_EXIT: the exit code; UDP_PART: the piece's offset */
+  /* UDP_PART: the length of the packet it is a piece of; UDP_DATA: its copy number (0: first
+   * sending, udp_rel.h) */
+  uint16_t whole;
+  /* UDP_EXIT: the exit code; UDP_PART: the piece's offset; UDP_DATA, UDP_ACK: the echo of the
+   * last data packet received (gasnetc_rel_echo_pack) */
+  int32_t code;
 } udp_pkt_hdr_t;
 _Static_assert(sizeof(udp_pkt_hdr_t) == 32, "packet header");
 

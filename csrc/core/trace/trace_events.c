@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "am/am.h"
+#include "conduit.h"
 #include "trace.h"
 #include "trace_internal.h"
 
@@ -156,6 +157,19 @@ static long peak_resident_kib(void) {
   return at ? strtol(at + 6, NULL, 10) : -1;
 }
 
+#ifdef GASNETC_STATS
+/* The file the conduit's counters go to (set under stats_lock while gasnetc_stats runs). */
+static FILE *conduit_stats_file;
+static void conduit_stat(const char *name, uint64_t count, int64_t bytes) {
+  if (bytes >= 0)
+    gasneti_trace_line(conduit_stats_file, 'C', NULL, "%-26s %8llu evnts, total=%lld sz", name,
+                       (unsigned long long)count, (long long)bytes);
+  else
+    gasneti_trace_line(conduit_stats_file, 'C', NULL, "%-26s %8llu evnts", name,
+                       (unsigned long long)count);
+}
+#endif
+
 void gasneti_trace_stats_write(FILE *f, bool in_signal) {
   if (in_signal ? pthread_mutex_trylock(&stats_lock) != 0 : pthread_mutex_lock(&stats_lock) != 0)
     return;
@@ -186,6 +200,12 @@ void gasneti_trace_stats_write(FILE *f, bool in_signal) {
                            (unsigned long long)s->count);
     }
   }
+#ifdef GASNETC_STATS
+  if (gasneti_trace_state.stats_mask['C']) { /* the conduit's own counters */
+    conduit_stats_file = f;
+    gasnetc_stats(conduit_stat);
+  }
+#endif
   /* What start-up cost this rank: the spawner's data it received (exchanges' whole tables and
    * the address cards it looked up) and its peak resident memory so far. */
   long peak_kib = peak_resident_kib();

@@ -13,7 +13,8 @@
 typedef struct {
   int data;        /* a data packet (else an acknowledgement only) */
   uint32_t seq;
-  gasnetc_rel_ackinfo_t ack;
+  unsigned copy;   /* a data packet's copy number */
+  gasnetc_rel_ackinfo_t ack; /* with the echo, cut to 24 bits as the wire carries it */
   int msg;         /* the message number it carries */
   double arrive;   /* virtual time it reaches the other side */
   int to;          /* endpoint 0 or 1 */
@@ -36,6 +37,7 @@ typedef struct {
   int next_msg;   /* next message to send */
   int delivered;  /* messages delivered from the peer, in order */
   int failed;
+  uint64_t resends, receives; /* resend() calls for it; data packets it was handed */
 } endpoint_t;
 
 static endpoint_t ep[2];
@@ -58,10 +60,19 @@ static void release(void *ctx, void *buf) {
   free(buf);
 }
 
-static void resend(void *ctx, void *buf, uint32_t len) {
+/* What the conduit's header carries of an acknowledgement (the echo in 32 bits). */
+static gasnetc_rel_ackinfo_t wire_ackinfo(gasnetc_rel_t *r) {
+  gasnetc_rel_ackinfo_t info = gasnetc_rel_ackinfo(r);
+  gasnetc_rel_echo_unpack(&info, gasnetc_rel_echo_pack(info));
+  return info;
+}
+
+static void resend(void *ctx, void *buf, uint32_t len, unsigned copy) {
   (void)ctx, (void)len;
   packet_t p = *(packet_t *)buf;
-  p.ack = gasnetc_rel_ackinfo(&ep[current].rel); /* fresh acknowledgement, as the conduit does */
+  ep[current].resends++;
+  p.copy = copy;
+  p.ack = wire_ackinfo(&ep[current].rel); /* fresh acknowledgement, as the conduit does */
   transmit(current, &p);
 }
 
@@ -70,7 +81,8 @@ static void send_data(int e, int msg, const gasnetc_rel_timeouts_t *t) {
   allocated++;
   p->data = 1, p->msg = msg;
   p->seq = gasnetc_rel_send(&ep[e].rel, p, sizeof *p, now, t);
-  p->ack = gasnetc_rel_ackinfo(&ep[e].rel);
+  p->copy = 0;
+  p->ack = wire_ackinfo(&ep[e].rel);
   transmit(e, p);
 }
 
@@ -88,12 +100,13 @@ static int receive(int e, packet_t *p, const gasnetc_rel_timeouts_t *t) {
   current = e;
   gasnetc_rel_acked(&ep[e].rel, p->ack, now, t, release, resend, NULL);
   if (!p->data) return 1;
+  ep[e].receives++;
   packet_t *copy = malloc(sizeof *copy);
   allocated++;
   *copy = *p;
   /* What a packet still coming in pieces asks (udp_recv.c): would this one be taken? */
   bool wanted = gasnetc_rel_wanted(&ep[e].rel, p->seq);
-  int what = gasnetc_rel_receive(&ep[e].rel, p->seq, copy, sizeof *copy);
+  int what = gasnetc_rel_receive(&ep[e].rel, p->seq, p->copy, copy, sizeof *copy);
   if (wanted != (what == GASNETC_REL_DELIVER || what == GASNETC_REL_HELD)) {
     fprintf(stderr, "endpoint %d: seq %u wanted=%d but receive said %d\n", e, p->seq, wanted,
             what);
@@ -164,12 +177,31 @@ static int schedule(uint64_t seed, int messages) {
     /* acknowledgement-only packets when data arrived and nothing else goes back */
     for (int e = 0; e < 2; e++)
       if (ep[e].rel.ack_due) {
-        packet_t a = {.data = 0, .ack = gasnetc_rel_ackinfo(&ep[e].rel)};
+        packet_t a = {.data = 0, .ack = wire_ackinfo(&ep[e].rel)};
         transmit(e, &a);
       }
     if (now > 60.0) {
       fprintf(stderr, "seed %llu: not drained after 60 s of virtual time\n",
               (unsigned long long)seed);
+      ok = 0;
+    }
+  }
+  /* The statistics' counts (udp_stats.c) agree with what happened: every message sent once
+   * and delivered once, each resend counted as a timeout's or a hole's, and every data packet
+   * handed over either delivered (directly or after being held), a duplicate, or beyond. */
+  for (int e = 0; ok && e < 2; e++) {
+    const gasnetc_rel_counts_t *c = &ep[e].rel.counts;
+    if (c->sent != (uint64_t)messages || c->delivered != (uint64_t)messages ||
+        c->resent_timeout + c->resent_hole != ep[e].resends ||
+        c->delivered + c->duplicates + c->beyond != ep[e].receives || c->held > c->delivered ||
+        c->resent_needless > c->resent_timeout + c->resent_hole) {
+      fprintf(stderr, "seed %llu: endpoint %d counted sent %llu delivered %llu resent %llu+%llu "
+              "(%llu resends) held %llu duplicates %llu beyond %llu (%llu received)\n",
+              (unsigned long long)seed, e, (unsigned long long)c->sent,
+              (unsigned long long)c->delivered, (unsigned long long)c->resent_timeout,
+              (unsigned long long)c->resent_hole, (unsigned long long)ep[e].resends,
+              (unsigned long long)c->held, (unsigned long long)c->duplicates,
+              (unsigned long long)c->beyond, (unsigned long long)ep[e].receives);
       ok = 0;
     }
   }
@@ -204,6 +236,46 @@ static int unreachable_after_max(void) {
   return ok && released == 1;
 }
 
+/* Peers that always answer after 50 ms, far beyond the first timeout (1 ms), as a rank sees
+ * them in an all-to-all on hosts running many ranks per core: 100 streams (one per peer) of 3
+ * packets each, one at a time, each acknowledgement 50 ms after the packet's first sending.
+ * The first packet's echo (its first copy arrived) must teach the stream, and the rank's
+ * other streams through what they share, so that packets are not sent again and again for
+ * nothing: each one six times when only packets sent once were measured, and the first
+ * packet of every stream when each stream learnt alone. */
+static int slow_peers_learnt(void) {
+  gasnetc_rel_rtt_t learnt = {0};
+  gasnetc_rel_timeouts_t t = {.initial = 1e-3, .backoff = 2, .max = 30.0, .floor = 50e-6,
+                              .learnt = &learnt};
+  enum { STREAMS = 100, PACKETS = 3 };
+  static int dummy[PACKETS];
+  uint64_t resent = 0, needless = 0;
+  now = 0;
+  for (int s = 0; s < STREAMS; s++) {
+    gasnetc_rel_t r;
+    if (!gasnetc_rel_init(&r, 8, &t)) return 0;
+    for (int i = 0; i < PACKETS; i++) {
+      uint32_t seq = gasnetc_rel_send(&r, &dummy[i], sizeof dummy[i], now, &t);
+      double answer = now + 50e-3;
+      for (; now < answer; now += 1e-4) gasnetc_rel_tick(&r, now, &t, NULL, NULL);
+      now = answer;
+      gasnetc_rel_acked(&r, (gasnetc_rel_ackinfo_t){.ack = seq + 1, .echo_seq = seq & 0xFFFFFF,
+                                                    .echo_copy = 0},
+                        now, &t, NULL, NULL, NULL);
+    }
+    resent += r.counts.resent_timeout, needless += r.counts.resent_needless;
+    gasnetc_rel_fini(&r, NULL, NULL);
+  }
+  if (needless == 0 || needless > resent)
+    fprintf(stderr, "%llu packets sent again, %llu counted needless (expected 1..all)\n",
+            (unsigned long long)resent, (unsigned long long)needless);
+  if (resent > 20)
+    fprintf(stderr, "peers answering in 50 ms got %llu of %d packets sent again (at most 20: "
+            "the timeout does not learn their round trip)\n", (unsigned long long)resent,
+            STREAMS * PACKETS);
+  return resent <= 20 && needless >= 1 && needless <= resent;
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: udp_rel_test SCHEDULES MESSAGES FIRST_SEED\n");
@@ -218,6 +290,7 @@ int main(int argc, char **argv) {
     if (failures > 5) break;
   }
   if (!unreachable_after_max()) failures++;
+  if (!slow_peers_learnt()) failures++;
   printf("udp_rel_test: %ld schedules, %ld messages delivered, %ld failures\n", schedules,
          delivered, failures);
   return failures ? 1 : 0;
