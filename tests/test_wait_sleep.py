@@ -23,14 +23,14 @@ sleeps = pytest.mark.applies(lambda conduit, **_: conduit in ("smp", "udp"))
 
 @sleeps
 @pytest.mark.parametrize("maxsize", [None, "1", "2"], ids=["pshm", "no-pshm", "2-per-supernode"])
-def test_waiting_ranks_sleep_until_a_barrier_reply_put_memset_or_strided_put_wakes_them(
+def test_waiting_ranks_sleep_until_a_first_message_barrier_reply_put_memset_or_strided_put_wakes_them(
         build, maxsize):
     env = {**SLEEPING, **({"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else {})}
     result = build.job(4, "sleep_test", "300", env=env, timeout=DEADLINE)
     assert result.returncode == 0, result.describe()
     waits = re.findall(r"rank (\d+) waited ([\d.]+) s for (.+) using ([\d.]+) s of CPU",
                        result.stdout)
-    assert len(waits) == 3 * 5, result.describe()  # ranks 1-3, five kinds of wait each
+    assert len(waits) == 3 * 6, result.describe()  # ranks 1-3, six kinds of wait each
     for rank, waited, what, used in waits:
         assert float(used) <= MOSTLY_ASLEEP * float(waited) + SPARE_CPU, \
             f"rank {rank} used {used} s of CPU in {waited} s waiting for {what}: it did not " \

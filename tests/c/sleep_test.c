@@ -1,6 +1,6 @@
 /* sleep_test.c: ranks that wait while rank 0 takes its time, each wait ended by one kind of
- * event: a barrier, an AM reply, a put, a memset and a strided put from rank 0 (through the
- * supernode's shared memory, or over the network). Run with GASNET_WAIT_MODE=block, waiting
+ * event: a first message from rank 0, a barrier, an AM reply, a put, a memset and a strided
+ * put from rank 0 (through the supernode's shared memory, or over the network). Run with GASNET_WAIT_MODE=block, waiting
  * ranks sleep in the kernel: each prints the CPU time its thread used against the time it
  * waited, and with GASNET_WAIT_SLEEP_MAX large a wake that never comes hangs the job.
  * argv[1]: how long rank 0 keeps the others waiting in each phase, in ms (default 300);
@@ -82,6 +82,19 @@ int main(int argc, char **argv) {
   h_ask = table[0].index, h_answer = table[1].index, h_seen = table[2].index;
   int me = (int)gasnet_mynode(), n = (int)gasnet_nodes();
   hold_ms = argc > 1 ? atol(argv[1]) : 300;
+
+  /* A first message from a rank it never heard from (on-demand addresses and connections:
+   * ofi_rxm's connection request arrives while it sleeps). Before any barrier, whose messages
+   * would be the first. */
+  if (me == 0) {
+    hold();
+    for (int r = 1; r < n; r++) GASNET_SAFE(gasnet_AMRequestShort0((gasnet_node_t)r, h_seen));
+  } else {
+    waiting();
+    GASNET_BLOCKUNTIL(seen == 1);
+    waited("a first message");
+    seen = 0;
+  }
   test_barrier();
 
   /* A barrier rank 0 joins late. */
