@@ -60,6 +60,17 @@ void gasnetc_rdma_get(void *dest, gasnet_node_t node, const void *src, size_t n,
 #include <poll.h>
 int gasnetc_wait_fds(struct pollfd *fds, double *deadline);
 #endif
+/* Optional with it (a conduit that defines GASNETC_WAIT_ARM): for a provider that moves data
+ * while it is asked whether the rank may sleep. libfabric's fi_trywait runs the provider's
+ * progress, and a put that lands in this rank's segment completes nothing the conduit sees:
+ * asked just before the sleep, after the caller's last look at its condition, the put would
+ * be in memory and the rank asleep. So the core asks when the rank arms, before that look:
+ * 0 if it may sleep (whatever arrives from then on makes one of its descriptors readable),
+ * -1 if it has work now. Until the sleep that follows, its poll must move none of the
+ * provider's data (what it moved then would come after the look). */
+#ifdef GASNETC_WAIT_ARM
+int gasnetc_wait_arm(void);
+#endif
 
 /* Optional statistics (a conduit whose gasnet_conduit.h defines GASNETC_STATS): its own
  * counters, which the core writes with its statistics at exit (GASNET_STATSFILE, category C)

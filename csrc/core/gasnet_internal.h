@@ -91,6 +91,9 @@ void gasneti_wait_backoff(void);
 /* The same for a loop the client runs (gasnet_AMPoll, a try): yields, never sleeps. */
 void gasneti_wait_yield(void);
 void gasneti_wait_init(void);
+/* This rank sleeps in its blocking waits (decided in gasneti_wait_init, before the conduit's
+ * init: a conduit opens what it sleeps on only then). */
+bool gasneti_wait_may_sleep(void);
 
 /* ---- segments ---------------------------------------------------------------------- */
 uintptr_t gasneti_segment_limit(void);

@@ -68,6 +68,9 @@ static bool may_sleep;       /* this rank sleeps in its blocking waits */
  * with a fixed 10 ms. */
 static long sleep_first_ns, sleep_max_ns, sleep_ns;
 static bool armed;           /* its sleeping word is set (wake_arm) */
+#ifdef GASNETC_WAIT_ARM
+static bool conduit_ready;   /* the conduit said at arming that the rank may sleep */
+#endif
 static double idle_since = -1; /* the first idle step of the current wait, -1: it found work */
 
 static double now_s(void) {
@@ -97,8 +100,19 @@ static bool sleep_step(void) {
   if (!armed) {
     armed = true;
     gasneti_wake_arm();
+#ifdef GASNETC_WAIT_ARM
+    conduit_ready = gasnetc_wait_arm() == 0;
+#endif
     return true;
   }
+#ifdef GASNETC_WAIT_ARM
+  if (!conduit_ready) { /* it had work: the caller polled it; ask again at the next arming */
+    armed = false;
+    gasneti_wake_disarm();
+    return false;
+  }
+  conduit_ready = false;
+#endif
   struct pollfd fds[1 + GASNETC_WAIT_FDS];
   fds[0] = (struct pollfd){.fd = gasneti_wake_fd(), .events = POLLIN};
   double deadline = -1;
@@ -120,6 +134,14 @@ static bool sleep_step(void) {
   return true;
 }
 #endif
+
+bool gasneti_wait_may_sleep(void) {
+#ifdef GASNETI_CAN_SLEEP
+  return may_sleep;
+#else
+  return false;
+#endif
+}
 
 void gasneti_wait_init(void) {
   cpu_set_t set;

@@ -17,5 +17,9 @@
 #define GASNETC_MAX_LONG (4u * 1024 * 1024)
 /* Puts and gets to other supernodes are fi_write/fi_read where the provider has RMA. */
 #define GASNETC_RDMA 1
+/* A waiting rank may sleep on the completion queue's descriptor where the provider gives one
+ * (csrc/core/pshm/wake.h); it asks the provider whether it may when it arms (conduit.h). */
+#define GASNETC_WAIT_FDS 1
+#define GASNETC_WAIT_ARM 1
 
 #endif

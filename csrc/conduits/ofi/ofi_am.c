@@ -259,6 +259,8 @@ static void defer(const ofi_msg_t *m, uint32_t len) {
   deferred_tail = &d->next;
 }
 
+bool ofi_deferred_pending(void) { return deferred_head != NULL; }
+
 int ofi_run_deferred(void) {
   int ran = 0;
   for (deferred_t *d; (d = deferred_head);) {

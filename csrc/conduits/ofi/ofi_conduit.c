@@ -180,8 +180,11 @@ static _Thread_local bool delivering;
 #endif
 
 int gasnetc_poll(int which) {
-  ofi_progress();
+  /* A completion counts as work done: the loop around may wait for it (a put's counter), and
+   * found nothing else would let the rank sleep past it. */
   int ran = 0;
+  if (GASNETI_UNLIKELY(ofi.wait_armed)) ofi.wait_armed = false; /* see gasnetc_wait_arm */
+  else ran = ofi_progress();
 #if GASNETI_THREADS
   bool outer = !delivering;
   if (outer && !gasneti_spin_trylock(&ofi_deliver_lock)) return 0; /* another thread delivers */
@@ -196,6 +199,26 @@ int gasnetc_poll(int which) {
   }
 #endif
   return ran;
+}
+
+/* Sleeping waits (SEQ builds only). fi_trywait runs the provider's progress, which may land a
+ * put in this rank's segment without a completion: it is asked when the rank arms, before its
+ * caller's last look (conduit.h), and the poll between that look and the sleep leaves the
+ * provider alone: what arrives after fi_trywait makes the descriptor readable. */
+int gasnetc_wait_arm(void) {
+  if (ofi.wait_fd < 0 || ofi.arrived_count || ofi_deferred_pending()) return -1;
+  struct fid *cq = &ofi.cq->fid;
+  if (fi_trywait(ofi.fabric, &cq, 1) != FI_SUCCESS) return -1;
+  ofi.wait_armed = true;
+  return 0;
+}
+
+int gasnetc_wait_fds(struct pollfd *fds, double *deadline) {
+  (void)deadline; /* nothing of the conduit's falls due by itself */
+  ofi.wait_armed = false;
+  if (ofi.wait_fd < 0) return -1;
+  fds[0] = (struct pollfd){.fd = ofi.wait_fd, .events = POLLIN};
+  return 1;
 }
 
 static bool take_lock_briefly(void) {

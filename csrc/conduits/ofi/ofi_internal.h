@@ -99,6 +99,11 @@ typedef struct {
   uint32_t arrived_head, arrived_count, arrived_cap;
   bool verbose;
   bool in_exit;
+  /* Sleeping waits (SEQ, where the rank may sleep): the completion queue's descriptor, -1
+   * when the provider gives none (then the rank yields); armed: fi_trywait said it may sleep,
+   * and the next poll must not run the provider's progress (conduit.h, GASNETC_WAIT_ARM). */
+  int wait_fd;
+  bool wait_armed;
 } ofi_state_t;
 
 extern ofi_state_t ofi;
@@ -165,6 +170,7 @@ void ofi_send_ctrl(int peer, int ctrl, int code);
 bool ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len);
 int ofi_deliver(int which);  /* arrived messages' handlers (no ofi_lock held) */
 int ofi_run_deferred(void);
+bool ofi_deferred_pending(void); /* requests copied aside, to run at a poll that allows them */
 
 /* Posts a receive, reading completions while the provider says -FI_EAGAIN (ofi_lock held on
  * entry and exit). */

@@ -158,6 +158,35 @@ static struct fi_info *pick(struct fi_info *list, const char *provider) {
  * them. */
 static void provider_defaults(void) {
   setenv("FI_OFI_RXM_MSG_RX_SIZE", "256", 0);
+  /* ofi_rxm looks at connection requests at most every FI_OFI_RXM_CM_PROGRESS_INTERVAL us
+   * while it has no connection of its own under way: with its 10,000, every first message
+   * between two ranks waited up to 10 ms (rank 0's first AMs to 3 ranks arrived after 10, 21
+   * and 31 ms; 1-2 ms with 100), and an idle rank's look costs one empty epoll_wait. */
+  setenv("FI_OFI_RXM_CM_PROGRESS_INTERVAL", "100", 0);
+}
+
+/* The completion queue; with a descriptor to sleep on where the rank may sleep and the
+ * provider gives one (tcp;ofi_rxm does; ofi_rxd opens the queue but gives no descriptor, shm
+ * refuses the wait object: there the rank yields). Without one where it never sleeps: a wait
+ * object makes the provider signal it for every completion. */
+static void open_cq(void) {
+  struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA,
+                           .size = (size_t)gasneti_knob_int("GASNET_OFI_CQ_SIZE")};
+  int rc;
+  ofi.wait_fd = -1;
+  if (gasneti_wait_may_sleep()) {
+    cqa.wait_obj = FI_WAIT_FD;
+    if (fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL) == 0) {
+      int fd = -1;
+      if (fi_control(&ofi.cq->fid, FI_GETWAIT, &fd) == 0 && fd >= 0) {
+        ofi.wait_fd = fd;
+        return;
+      }
+      fi_close(&ofi.cq->fid);
+    }
+    cqa.wait_obj = FI_WAIT_NONE;
+  }
+  if ((rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL))) ofi_fatal_rc("fi_cq_open", rc);
 }
 
 void ofi_open(void) {
@@ -190,9 +219,7 @@ void ofi_open(void) {
   int rc;
   if ((rc = fi_fabric(ofi.info->fabric_attr, &ofi.fabric, NULL))) ofi_fatal_rc("fi_fabric", rc);
   if ((rc = fi_domain(ofi.fabric, ofi.info, &ofi.domain, NULL))) ofi_fatal_rc("fi_domain", rc);
-  struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA,
-                           .size = (size_t)gasneti_knob_int("GASNET_OFI_CQ_SIZE")};
-  if ((rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL))) ofi_fatal_rc("fi_cq_open", rc);
+  open_cq();
   struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = gasneti_nodes};
   if ((rc = fi_av_open(ofi.domain, &ava, &ofi.av, NULL))) ofi_fatal_rc("fi_av_open", rc);
   if ((rc = fi_endpoint(ofi.domain, ofi.info, &ofi.ep, NULL))) ofi_fatal_rc("fi_endpoint", rc);
