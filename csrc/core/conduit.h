@@ -12,6 +12,10 @@
 /* Largest Long payload piece the conduit carries with one message; the core splits larger
  * Longs (am_send.c). Set by gasnetc_init at the latest. */
 extern size_t gasnetc_long_chunk;
+/* Optional (a conduit whose gasnet_conduit.h defines GASNETC_LONG_CHUNK_STABLE, a constant):
+ * the largest piece of a Long whose payload stays unchanged until the Long is answered
+ * (GASNETI_AM_STABLE: puts), for a conduit that sends such a payload from where it lies and
+ * so is not bound by its buffers' size (mpi: one MPI message, one rendezvous, per piece). */
 
 /* Bytes each rank registers with the network besides its segment (ibv's buffers; 0 for
  * conduits that pin nothing): GASNET_PHYSMEM_MAX covers both. Set by gasnetc_init. */

@@ -125,10 +125,10 @@ static bool take_direct(gasnetc_mpi_msg_t *m, int src, bool ok) {
   uint8_t *at = (uint8_t *)(uintptr_t)m->dst;
   if (!(m->flags & GASNETI_AM_FRAG)) at += m->nbytes - m->chunk;
   if (!ok) {
-    if (m->chunk > GASNETC_MAX_MEDIUM)
+    if (m->chunk > GASNETC_LONG_CHUNK_STABLE)
       gasneti_fatalerror("mpi: rank %d sent a Long piece of %u bytes, larger than any", src,
                          (unsigned)m->chunk);
-    if (!scratch) scratch = gasneti_malloc(GASNETC_MAX_MEDIUM);
+    if (!scratch) scratch = gasneti_malloc(GASNETC_LONG_CHUNK_STABLE);
     at = scratch;
   }
   int rc = gasnetc_mpi.ops->recv_data(at, (int)m->chunk, src);
@@ -200,6 +200,11 @@ int gasnetc_mpi_poll(int which) {
       s->nposted--;
       ran += receive(slot, src, (uint32_t)len, which);
       s->unposted[s->nunposted++] = slot;
+      /* A handler that ran ends the batch: the caller's wait may be over (a round trip's
+       * reply), and the next MPI_Test, when nothing is there, is a pass of MPI's progress
+       * engine the caller would wait for. A flood is served a message a poll, at no more MPI
+       * calls (a batch ends with such a test too). */
+      if (ran) break;
     }
 #if GASNETI_THREADS
     if (--poller_depth == 0) gasneti_spin_unlock(&poller);

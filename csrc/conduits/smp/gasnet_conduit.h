@@ -17,5 +17,8 @@
 /* A waiting rank may sleep: everything it waits for comes through shared memory, whose writers
  * wake it (csrc/core/pshm/wake.h); no descriptor of its own. */
 #define GASNETC_WAIT_FDS 0
+/* Messages between the host's supernodes (GASNET_SUPERNODE_MAXSIZE) travel through the same
+ * shared queues as a supernode's own: every rank of the host may write to this rank's rings. */
+#define GASNETC_HOST_QUEUES 1
 
 #endif

@@ -108,8 +108,12 @@ ALWAYS_INLINE void to_conduit(gasnet_node_t dest, gasneti_token_t *reply_to,
  * last piece; conduits deliver in order per peer, so the handler sees the whole payload. */
 static void to_conduit_long(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
   const uint8_t *src = am->payload;
-  size_t max = gasnetc_long_chunk, off = 0;
   uint8_t stable = am->flags & GASNETI_AM_STABLE;
+#ifdef GASNETC_LONG_CHUNK_STABLE
+  size_t max = stable ? (size_t)GASNETC_LONG_CHUNK_STABLE : gasnetc_long_chunk, off = 0;
+#else
+  size_t max = gasnetc_long_chunk, off = 0;
+#endif
   while (am->nbytes - off > max) {
     gasneti_am_t frag = {.category = GASNETI_AM_LONG, .flags = GASNETI_AM_FRAG | stable,
                          .nbytes = am->nbytes, .chunk = (uint32_t)max, .payload = src + off,

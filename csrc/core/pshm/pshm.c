@@ -65,6 +65,16 @@ static void setup_queues(void) {
       rx->peer = i;
     }
   }
+  q->senders = gasneti_calloc((size_t)n, sizeof(int));
+  q->nsenders = 0;
+  for (int i = 0; i < n; i++) {
+#ifdef GASNETC_HOST_QUEUES
+    bool sends = i != me;
+#else
+    bool sends = i != me && gasneti_pshm_reach[gasneti_host_peers[i]];
+#endif
+    if (sends) q->senders[q->nsenders++] = i;
+  }
 }
 
 void gasneti_pshm_init(void) {

@@ -108,12 +108,14 @@ static gasneti_spinlock_t poll_lock[2] = {GASNETI_SPINLOCK_INIT, GASNETI_SPINLOC
 
 enum { BATCH = 32 };
 
-/* Small hosts: check every peer's ring head (one load each, as cheap as a doorbell). */
+/* Small hosts: check every sender's ring head (one load each, as cheap as a doorbell). */
 static int poll_direct(int reply) {
   int ran = 0;
   gasneti_ring_rx_t *rx = gasneti_queues.rx[reply];
-  for (int i = 0; i < gasneti_host_size; i++)
-    if (ring_ready(&rx[i])) ran += drain(&rx[i], !reply, BATCH);
+  for (int k = 0; k < gasneti_queues.nsenders; k++) {
+    gasneti_ring_rx_t *r = &rx[gasneti_queues.senders[k]];
+    if (ring_ready(r)) ran += drain(r, !reply, BATCH);
+  }
   return ran;
 }
 
@@ -180,10 +182,10 @@ static GASNETI_TLS unsigned idle_peeks[2];
 
 static bool may_have_work(int reply) {
   if (!gasneti_queues.layout.doorbells) {
-    const gasneti_ring_rx_t *rx = gasneti_queues.rx[reply];
-    for (int i = 0; i < gasneti_host_size; i++) {
-      uint32_t received = __atomic_load_n(&rx[i].received, __ATOMIC_RELAXED);
-      const gasneti_slot_t *s = gasneti_slot_at(rx[i].slots, received);
+    for (int k = 0; k < gasneti_queues.nsenders; k++) {
+      const gasneti_ring_rx_t *r = &gasneti_queues.rx[reply][gasneti_queues.senders[k]];
+      uint32_t received = __atomic_load_n(&r->received, __ATOMIC_RELAXED);
+      const gasneti_slot_t *s = gasneti_slot_at(r->slots, received);
       if (atomic_load_explicit(&s->stamp, memory_order_relaxed) == received + 1) return true;
     }
   } else {
@@ -222,6 +224,7 @@ static int poll_kind(int reply) {
 }
 
 int gasneti_pshm_poll(int which) {
+  if (!gasneti_queues.nsenders) return 0; /* nobody writes to this rank's rings */
   int ran = 0;
   if (which & GASNETI_POLL_REPLIES) ran += poll_kind(1);
   if (which & GASNETI_POLL_REQUESTS) ran += poll_kind(0);

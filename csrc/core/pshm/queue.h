@@ -52,6 +52,11 @@ typedef struct {
   uint64_t *seen[2];        /* [reply]: per sender, the doorbell value last acted on */
   unsigned idle_polls[2];   /* [reply]: doorbell polls since the last full look */
   gasneti_outbox_t outbox[2]; /* [reply] */
+  /* The host-local indices of the ranks that send to this one through these queues: its
+   * supernode's others, or where the conduit carries the host's other supernodes through them
+   * (GASNETC_HOST_QUEUES: smp) every other rank of the host. A rank never writes its own rings
+   * (loopback AMs run directly), so a rank alone in its supernode has none to poll. */
+  int *senders, nsenders;
 } gasneti_queues_t;
 
 extern gasneti_queues_t gasneti_queues;
