@@ -166,3 +166,20 @@ def test_ofi_rxm_posts_256_receive_buffers_unless_the_user_says_otherwise(ofi, s
     assert result.returncode == 0, result.describe()
     values = re.findall(r"FI_OFI_RXM_MSG_RX_SIZE=(\S*)", result.stdout)
     assert values == [seen, seen], result.describe()
+
+
+def test_am_bench_times_the_flood_next_to_the_providers_raw_inject_flood(ofi):
+    """am_bench on ofi: the provider's own ping-pong, and its inject flood timed repeat by repeat
+    next to the AMShort flood (am_short_flood_vs_raw, the median of the repeats' ratios: this
+    VM's between-run modes move both floods). Speeds are reported, never asserted."""
+    result = ofi.run(["-n", "2", ofi.program("bench", "am_bench"), "--json", "--quick",
+                      "--only", "raw_ofi_rtt,am_short_flood"], env=NO_PSHM, timeout=300)
+    assert result.returncode == 0, result.describe()
+    am = {r["bench"]: r for r in map(json.loads, result.stdout.splitlines())}
+    assert {(b, r["path"]) for b, r in am.items()} == {
+        ("raw_ofi_rtt", "raw"), ("raw_ofi_inject_flood", "raw"), ("am_short_flood", "ofi"),
+        ("am_short_flood_vs_raw", "ofi")}, result.describe()
+    ratio = am["am_short_flood_vs_raw"]
+    assert ratio["unit"] == "x" and ratio["better"] == "lower"
+    assert 0 < ratio["min"] <= ratio["median"] <= ratio["max"]
+    assert ratio["n"] == am["am_short_flood"]["n"] == am["raw_ofi_inject_flood"]["n"]

@@ -7,8 +7,9 @@
  * PAR library's locks show against SEQ). Beside them, the physical baseline of the same run:
  * a cache-line round trip through shared memory (when ranks 0 and 1 share it), and on udp a
  * plain UDP ping-pong, on mpi an 8-byte MPI_Send/MPI_Recv one (raw_mpi.h), on ofi the same
- * provider's own ping-pong and inject flood (raw_ofi.h), timed repeat by repeat next to the
- * AMShort round trip.
+ * provider's own ping-pong and inject flood (raw_ofi.h); on udp and mpi the raw round trip is
+ * timed repeat by repeat next to the AMShort one, on ofi the raw inject flood next to the
+ * AMShort flood.
  * Usage: am_bench [--json] [--quick] [--only NAME] [--waitmode spin|block|spinblock] */
 #include "raw_mpi.h"
 #include "raw_udp.h"
@@ -160,25 +161,52 @@ static void pairs_rtt(long iters) {
   if (me == 0) report("am_short_rtt_pairs", 0, samples, iters);
 }
 
-/* Rank 0 floods rank 1, which acknowledges once it has counted every message of a repeat
- * (no reliance on message order). */
+/* One repeat of the flood: rank 0 sends iters AMShorts to rank 1, which acknowledges once it
+ * has counted them all (no reliance on message order). Returns microseconds per message on
+ * rank 0. */
+static double flood_once(long iters) {
+  if (gasnet_mynode() == 1) {
+    GASNET_BLOCKUNTIL(flooded >= iters);
+    flooded -= iters;
+    gasnet_AMRequestShort0(0, h_flood_ack);
+    return 0;
+  }
+  replies = 0;
+  double t0 = now_us();
+  for (long i = 0; i < iters; i++) gasnet_AMRequestShort0(1, h_flood);
+  GASNET_BLOCKUNTIL(replies == 1);
+  return (now_us() - t0) / (double)iters;
+}
+
 static void flood_bench(long iters) {
   double samples[64];
   for (int r = -1; r < repeats; r++) {
-    if (gasnet_mynode() == 1) {
-      GASNET_BLOCKUNTIL(flooded >= iters);
-      flooded -= iters;
-      gasnet_AMRequestShort0(0, h_flood_ack);
-      continue;
-    }
-    replies = 0;
-    double t0 = now_us();
-    for (long i = 0; i < iters; i++) gasnet_AMRequestShort0(1, h_flood);
-    GASNET_BLOCKUNTIL(replies == 1);
-    if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
+    double us = flood_once(iters);
+    if (r >= 0) samples[r] = us;
   }
   if (gasnet_mynode() == 0) report("am_short_flood", 0, samples, iters);
 }
+
+#ifdef GASNET_CONDUIT_OFI
+/* The AMShort flood next to the provider's raw inject flood, repeat by repeat (raw, then AM), as
+ * paired_rtt: the VM's state moves both, and am_short_flood_vs_raw is the median of the
+ * repeats' ratios. Ranks 0 and 1. */
+static void paired_flood(raw_ofi_t *o, long iters) {
+  double raw[64], am[64], ratio[64];
+  for (int r = -1; r < repeats; r++) {
+    double raw_us = raw_ofi_flood_once(o, iters);
+    double am_us = flood_once(iters);
+    if (r < 0) continue;
+    raw[r] = raw_us;
+    am[r] = am_us;
+    ratio[r] = am_us / raw_us;
+  }
+  if (gasnet_mynode() != 0) return;
+  bench_report("raw_ofi_inject_flood", "raw", 8, "us", raw, iters);
+  report("am_short_flood", 0, am, iters);
+  bench_report_ratio("am_short_flood_vs_raw", GASNET_CONDUIT_NAME_STR, 0, ratio, iters, 0);
+}
+#endif
 
 /* What a poll costs when nothing arrives: rank 0 polls while every other rank sleeps (so that
  * the figure does not depend on how many ranks share the cores). */
@@ -279,7 +307,7 @@ int main(int argc, char **argv) {
     bench_line_rtt(seg, gasnet_AMMaxMedium(), 1000000 / scale);
   /* On udp, the physical baseline is a plain UDP ping-pong between the same two processes. */
   raw_udp_t raw;
-  int paired = 0;
+  int paired = 0, flood_paired = 0;
   if (strcmp(GASNET_CONDUIT_NAME_STR, "udp") == 0 && bench_wanted("raw_udp_rtt") &&
       raw_udp_open(&raw, seg, maxmed + 256)) {
     paired = bench_wanted("am_short_rtt");
@@ -293,7 +321,12 @@ int main(int argc, char **argv) {
   static raw_ofi_t ofi_raw;
   if (bench_wanted("raw_ofi_rtt") && raw_ofi_open(&ofi_raw, seg, maxmed + 256)) {
     raw_ofi_rtt_bench(&ofi_raw, 100000 / scale);
-    raw_ofi_flood_bench(&ofi_raw, 1000000 / scale);
+    if (gasnet_mynode() < 2 && bench_wanted("am_short_flood")) {
+      paired_flood(&ofi_raw, 1000000 / scale);
+      flood_paired = 1;
+    } else {
+      raw_ofi_flood_bench(&ofi_raw, 1000000 / scale);
+    }
     raw_ofi_close(&ofi_raw);
   }
 #endif
@@ -333,7 +366,8 @@ int main(int argc, char **argv) {
   } else if (gasnet_mynode() == 1) {
     GASNET_BLOCKUNTIL(stop);
   }
-  if (gasnet_mynode() < 2 && bench_wanted("am_short_flood")) flood_bench(2000000 / scale);
+  if (gasnet_mynode() < 2 && bench_wanted("am_short_flood") && !flood_paired)
+    flood_bench(2000000 / scale);
   gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
   if (bench_wanted("am_short_rtt_pairs")) pairs_rtt(100000 / scale);

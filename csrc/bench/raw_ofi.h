@@ -161,20 +161,26 @@ static inline void raw_ofi_rtt_bench(raw_ofi_t *o, long iters) {
   if (gasnet_mynode() == 0) bench_report("raw_ofi_rtt", "raw", 8, "us", samples, iters);
 }
 
-/* Rank 0 injects iters 8-byte messages; rank 1 counts them and answers once. */
-static inline void raw_ofi_flood_bench(raw_ofi_t *o, long iters) {
+/* One repeat of the inject flood: rank 0 injects iters 8-byte messages, rank 1 counts them and
+ * answers once. Returns microseconds per message (as each rank saw it). */
+static inline double raw_ofi_flood_once(raw_ofi_t *o, long iters) {
   char buf[8] = {0};
+  double t0 = now_us();
+  if (gasnet_mynode() == 0) {
+    for (long i = 0; i < iters; i++) raw_ofi_inject(o, buf, sizeof buf);
+    raw_ofi_recv(o);
+  } else {
+    for (long i = 0; i < iters; i++) raw_ofi_recv(o);
+    raw_ofi_inject(o, buf, sizeof buf);
+  }
+  return (now_us() - t0) / (double)iters;
+}
+
+static inline void raw_ofi_flood_bench(raw_ofi_t *o, long iters) {
   double samples[64];
   for (int r = -1; r < repeats; r++) {
-    double t0 = now_us();
-    if (gasnet_mynode() == 0) {
-      for (long i = 0; i < iters; i++) raw_ofi_inject(o, buf, sizeof buf);
-      raw_ofi_recv(o);
-    } else {
-      for (long i = 0; i < iters; i++) raw_ofi_recv(o);
-      raw_ofi_inject(o, buf, sizeof buf);
-    }
-    if (r >= 0) samples[r] = (now_us() - t0) / (double)iters;
+    double us = raw_ofi_flood_once(o, iters);
+    if (r >= 0) samples[r] = us;
   }
   if (gasnet_mynode() == 0) bench_report("raw_ofi_inject_flood", "raw", 8, "us", samples, iters);
 }
