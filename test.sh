@@ -3,6 +3,7 @@
 #   bash test.sh                 the full suite (CI): both builds, every conduit and spawner
 #   bash test.sh quick           unit tests and one job per feature on the optimized smp build
 #   bash test.sh -k udp          any pytest selection (-k, -m timing, a file...) after a full build
+#   bash test.sh tests/test_knobs.py   only the files (or dirs, or file::test ids) named
 #   bash test.sh quick -k knobs  a selection within the quick tier
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -30,6 +31,17 @@ if /usr/bin/python3 -c 'import xdist' 2>/dev/null; then
   fi
   [ "$n" -gt 1 ] && workers=(-n "$n" --dist loadgroup)
 fi
+# The whole tests/ folder unless the arguments name test paths themselves (a file, a folder or
+# a file::test id; an option's value, such as -k's, is not one): pytest would run both.
+paths=(tests)
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    -k|-m|-p|-n|-o|-c|--maxfail|--deselect|--ignore|--rootdir|--durations) i=$((i + 1)) ;;
+    -*) ;;
+    *) if [ -e "${args[i]%%::*}" ]; then paths=(); fi ;;
+  esac
+done
 # Debian's interpreter: it has python3-pytest (a pyenv python3 on PATH may not). The slowest
 # tests are listed at the end: where the time goes.
-exec /usr/bin/python3 -m pytest -q tests --durations=15 "${workers[@]}" "${select[@]}" "$@"
+exec /usr/bin/python3 -m pytest -q "${paths[@]}" --durations=15 "${workers[@]}" "${select[@]}" "$@"
