@@ -1,6 +1,7 @@
-"""Addresses on demand (GASNET_ON_DEMAND_ADDRESSES): a udp or ofi rank looks a peer's address
-card up from its host's agent the first time the two talk (udp allocates its state for that
-peer only then; ofi inserts it into its address vector). A ring job looks up its neighbours
+"""Addresses on demand (GASNET_ON_DEMAND_ADDRESSES): a udp, ofi or ibv rank looks a peer's
+address card up from its host's agent the first time the two talk (udp allocates its state for
+that peer only then; ofi inserts it into its address vector; ibv, when it does not connect to
+every peer at start-up, GASNET_CONNECT_STATIC=0 here, handshakes with it). A ring job looks up its neighbours
 only; ranks that all meet at the same moment, from both ends, still exchange every message; a
 peer that has already exited is reported, not waited for. Lookups through a tree of agents on
 several hosts are in test_ssh_spawner.py."""
@@ -11,9 +12,16 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.applies(lambda conduit, **_: conduit in ("udp", "ofi"))
+pytestmark = pytest.mark.applies(lambda conduit, **_: conduit in ("udp", "ofi", "ibv"))
 
 NO_PSHM = {"GASNET_SUPERNODE_MAXSIZE": "1"}
+# ibv connects to every peer at start-up by default, which needs every card: these jobs connect
+# on first use instead.
+DYNAMIC = {"GASNET_CONNECT_STATIC": "0"}
+
+
+def on_demand_env(build, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {**NO_PSHM, **(DYNAMIC if build.conduit == "ibv" else {}), **(extra or {})}
 STARTUP = re.compile(r"STARTUP (\d+) bytes from the spawner \((\d+) exchanges, (\d+) lookups\)")
 
 
@@ -30,15 +38,16 @@ def startup_counts(stats_dir: Path, nranks: int) -> list[tuple[int, int]]:
 
 def test_a_ring_looks_up_its_neighbours_only(build, tmp_path):
     """ring_test talks to its right-hand neighbour only: each rank looks up that neighbour and
-    (udp: when its first datagram comes; ofi: if it returns credits to it) the left-hand one,
+    (udp: when its first datagram comes; ofi: if it returns credits to it; ibv: when its
+    connection request comes) the left-hand one,
     never the whole table; with GASNET_ON_DEMAND_ADDRESSES=0 it receives every card instead."""
     n = 8
     counts = {}
     for on_demand in ("1", "0"):
         stats = tmp_path / on_demand
         stats.mkdir()
-        env = {**NO_PSHM, "GASNET_ON_DEMAND_ADDRESSES": on_demand,
-               "GASNET_STATSFILE": str(stats / "stats.%")}
+        env = on_demand_env(build, {"GASNET_ON_DEMAND_ADDRESSES": on_demand,
+                                    "GASNET_STATSFILE": str(stats / "stats.%")})
         result = build.job(n, "ring_test", "20", env=env, timeout=120)
         assert result.returncode == 0, result.describe()
         assert result.stdout.count("OK") == n, result.describe()
@@ -61,7 +70,7 @@ def test_every_pair_meets_from_both_ends_at_the_same_moment(build, mode, env):
     n = 8
     if build.conduit != "udp":
         env = {}  # the receive thread is udp's
-    result = build.job(n, "first_contact_test", "all", mode=mode, env={**NO_PSHM, **env},
+    result = build.job(n, "first_contact_test", "all", mode=mode, env=on_demand_env(build, env),
                            timeout=120)
     assert result.returncode == 0, result.describe()
     assert result.stdout.count(f"met {n - 1} peers") == n, result.describe()
@@ -71,12 +80,33 @@ def test_a_peer_met_after_it_exited_is_reported_and_not_waited_for(build, tmp_pa
     """Rank 1 returns from main at once; rank 0 first sends to it once it is gone: its agent
     says so, rank 0 warns that what goes there is dropped, and the job ends normally instead of
     waiting for an acknowledgement that cannot come."""
-    result = build.job(3, "first_contact_test", "exited", str(tmp_path), env=NO_PSHM,
-                           timeout=120)
+    result = build.job(3, "first_contact_test", "exited", str(tmp_path),
+                       env=on_demand_env(build), timeout=120)
     assert result.returncode == 0, result.describe()
     assert "rank 0 sent to rank 1 after it left" in result.stdout, result.describe()
     assert "rank 1 had already exited when this rank first sent to it" in result.stderr, \
         result.describe()
+
+
+def test_a_peer_that_left_without_meeting_this_rank_is_not_waited_for(build):
+    """Rank 0 looks rank 1 up while rank 1 computes, then sends it a first request; rank 1
+    returns from main without a GASNet call, so it never met rank 0 and tells it nothing. ibv's
+    connection request goes unanswered: once it has waited the longest retry interval, rank 0
+    asks the spawner again, learns that rank 1 ended, and drops what goes there. On ofi's
+    tcp;ofi_rxm the send waits for a connection rank 1 never accepts: after a second of it,
+    likewise (it used to wait until GASNET_EXITTIMEOUT ended the job with code 1)."""
+    fast_retries = {"GASNET_CONNECT_RETRANS_MAX": "100000"} if build.conduit == "ibv" else {}
+    result = build.job(2, "first_contact_test", "vanish", "1",
+                       env=on_demand_env(build, fast_retries), timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert "rank 1 leaves without a GASNet call" in result.stdout, result.describe()
+    assert "rank 0's request to rank 1 is out or dropped" in result.stdout, result.describe()
+    if build.conduit == "ibv":
+        assert "rank 1 exited before answering this rank's connection request" in \
+            result.stderr, result.describe()
+    if build.conduit == "ofi" and build.flavour != "udp":
+        assert "rank 1 exited while this rank waited to send to it" in result.stderr, \
+            result.describe()
 
 
 @pytest.mark.applies(lambda conduit, **_: conduit == "udp")  # liveness probes are udp's

@@ -96,6 +96,8 @@ void gasneti_bootstrap_publish(const void *card, size_t len) {
   gasneti_bootstrap_exchange(card, len, card_table);
 }
 
+bool gasneti_bootstrap_cards_local(void) { return card_table != NULL; }
+
 bool gasneti_bootstrap_lookup(int rank, void *card, size_t len) {
   if (len != card_len || rank < 0 || rank >= gasneti_boot->size)
     gasneti_fatalerror("internal: a lookup of rank %d's %zu-byte card (%d ranks, %zu-byte cards "

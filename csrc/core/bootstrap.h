@@ -65,6 +65,9 @@ void gasneti_bootstrap_exchange(const void *mine, size_t len, void *all);
  * spawner without lookups) makes publish an exchange and lookups copies from its table. */
 void gasneti_bootstrap_publish(const void *card, size_t len);
 bool gasneti_bootstrap_lookup(int rank, void *card, size_t len);
+/* Whether lookups are copies from a table this rank already holds (no on-demand lookups):
+ * then meeting every peer costs nothing, and notices may go to every rank. */
+bool gasneti_bootstrap_cards_local(void);
 
 /* What this rank received from its spawner: reported in the statistics (STARTUP). */
 typedef struct {

@@ -13,7 +13,12 @@
  *               rank 0 sends it a first request and waits for the reply: rank 1 has not met
  *               rank 0 when it is probed (run it with GASNET_REQUESTTIMEOUT_MAX well below
  *               SECONDS: the job must wait for rank 1, not end it as unreachable).
- * Usage: first_contact_test all | exited DIR | busy SECONDS */
+ *   vanish SECONDS right after attach rank 1 computes for SECONDS without a GASNet call, then
+ *               returns from main, never having read what rank 0 sent it; rank 0 sends it a
+ *               first request at once (looking it up while it still runs) and returns once the
+ *               request is out or dropped. Rank 1 never met rank 0, so it tells rank 0 nothing
+ *               when it leaves: rank 0 must find out (from the spawner), not wait for good.
+ * Usage: first_contact_test all | exited DIR | busy SECONDS | vanish SECONDS */
 #include <time.h>
 #include <errno.h>
 #include <signal.h>
@@ -107,9 +112,17 @@ int main(int argc, char **argv) {
       GASNET_BLOCKUNTIL(pongs == 1);
       printf("first_contact_test: rank 0 heard from rank 1\n");
     }
+  } else if (!strcmp(mode, "vanish") && argc > 2 && n >= 2) {
+    if (me == 1) {
+      compute(atof(argv[2]));
+      printf("first_contact_test: rank 1 leaves without a GASNet call\n");
+    } else if (me == 0) {
+      GASNET_SAFE(gasnet_AMRequestShort1(1, H_PING, 0));
+      printf("first_contact_test: rank 0's request to rank 1 is out or dropped\n");
+    }
   } else {
-    fprintf(stderr, "usage: first_contact_test all | exited DIR | busy SECONDS (exited and busy "
-                    "need 2 ranks)\n");
+    fprintf(stderr, "usage: first_contact_test all | exited DIR | busy SECONDS | vanish SECONDS "
+                    "(exited, busy and vanish need 2 ranks)\n");
     gasnet_exit(2);
   }
   fflush(stdout);

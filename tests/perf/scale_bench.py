@@ -12,7 +12,11 @@ per host, N = H x P):
   hello_udp_deg2     the same, out-degree 2
   hello_ofi_deg32    the same on ofi (tcp;ofi_rxm)
   mpirun_hello       mpirun -n N on the same hosts (tests/perf/mpi_hello.c)
+  mpirun_true        mpirun -n N of /bin/true on the same hosts: its launch alone, no MPI
+                     start-up (a lower bound of any MPI job's start-to-exit; at 512 ranks on 2
+                     cores it is the baseline that ends: docs/scale.md)
   ratio_udp          hello_udp_deg32 / mpirun_hello (medians of the same run; likewise ratio_ofi)
+  ratio_udp_true     hello_udp_deg32 / mpirun_true
   alltoall_udp       alltoall_test (every rank to every rank) start to exit (likewise _ofi)
   barrier_udp        barrier_test (a loop of barriers) start to exit (likewise _ofi)
   rss_udp            peak resident memory (VmHWM) per rank during barrier_udp, at N ranks and
@@ -46,7 +50,8 @@ from netcluster import Cluster, pids_in_namespaces, why_not_available  # noqa: E
 
 BUILD = ROOT / "build"
 GASNETRUN = BUILD / "bin" / "gasnetrun"
-RESULTS = ["hello_udp_deg32", "hello_udp_deg2", "hello_ofi_deg32", "mpirun_hello", "ratio_udp",
+RESULTS = ["hello_udp_deg32", "hello_udp_deg2", "hello_ofi_deg32", "mpirun_hello", "mpirun_true",
+           "ratio_udp", "ratio_udp_true",
            "ratio_ofi", "alltoall_udp", "alltoall_ofi", "barrier_udp", "barrier_ofi", "rss_udp",
            "bytes_udp", "phases"]
 # ofi_rxm's bounce buffers are 16 KiB each by default, about 35 MiB in every rank: 512 ranks
@@ -79,6 +84,13 @@ def run(argv: list[str], env: dict[str, str], timeout: float = TIMEOUT
     if proc.returncode != 0:
         raise Failed(f"{' '.join(argv[-4:])} failed ({proc.returncode}): {proc.stderr[-1500:]}")
     return start, seconds, proc.stdout, proc.stderr
+
+
+def busy_cpu_seconds() -> float:
+    """User, nice, system, irq and softirq time of every CPU so far (/proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+    user, nice, system, _idle, _iowait, irq, softirq = fields
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 def record(name: str, conduit: str, ranks: int, hosts: int, unit: str, samples: list[float],
@@ -116,14 +128,14 @@ class Bench:
         return self.cluster.inside(1, [str(GASNETRUN), "-n", str(hosts * self.ppn), "-H",
                                        ",".join(self.cluster.hosts(hosts)), *args])
 
-    def mpirun(self, hosts: int) -> list[str]:
+    def mpirun(self, hosts: int, program: str | None = None) -> list[str]:
         return self.cluster.inside(1, [
             "mpirun", "--allow-run-as-root", "--oversubscribe", "-n", str(hosts * self.ppn),
             "-H", ",".join(f"{h}:{self.ppn}" for h in self.cluster.hosts(hosts)),
             "--mca", "plm_rsh_args", f"-F {self.cluster.ssh_config}",
             "--mca", "btl", "self,vader,tcp",
             # (its ranks cannot block; yielding is the nearest to gasnetrun's block mode)
-            "--mca", "mpi_yield_when_idle", "1", str(self.mpi_hello)])
+            "--mca", "mpi_yield_when_idle", "1", program or str(self.mpi_hello)])
 
     # ---- start to exit ------------------------------------------------------------------
     def start_to_exit(self, only: list[str]) -> None:
@@ -136,20 +148,27 @@ class Bench:
             "hello_ofi_deg32": (self.gasnetrun(self.hosts, [hello["ofi"]]),
                                 {**self.env, **OFI_ENV, "GASNET_SSH_OUT_DEGREE": "32"}),
             "mpirun_hello": (self.mpirun(self.hosts), self.base),
+            "mpirun_true": (self.mpirun(self.hosts, "/bin/true"), self.base),
         }
         needs = {"ratio_udp": ["hello_udp_deg32", "mpirun_hello"],
-                 "ratio_ofi": ["hello_ofi_deg32", "mpirun_hello"]}
+                 "ratio_ofi": ["hello_ofi_deg32", "mpirun_hello"],
+                 "ratio_udp_true": ["hello_udp_deg32", "mpirun_true"]}
         wanted = [n for n in runs if n in only or any(n in needs[r] for r in needs if r in only)]
         samples: dict[str, list[float]] = {n: [] for n in wanted}
+        cpu: dict[str, list[float]] = {n: [] for n in wanted}
         for _ in range(self.repeats):
             for name in wanted:  # interleaved: every configuration sees the same machine state
                 argv, env = runs[name]
+                before = busy_cpu_seconds()
                 samples[name].append(run(argv, env)[1])
+                cpu[name].append(busy_cpu_seconds() - before)
         n = self.hosts * self.ppn
         for name in wanted:
             if name in only:
                 conduit = "ofi" if "ofi" in name else "mpi" if "mpirun" in name else "udp"
-                record(name, conduit, n, self.hosts, "s", samples[name], self.json)
+                # cpu_s: the whole machine's busy CPU-seconds over the job (all hosts share it)
+                record(name, conduit, n, self.hosts, "s", samples[name], self.json,
+                       cpu_s=round(statistics.median(cpu[name]), 2))
         for ratio, (ours, theirs) in needs.items():
             if ratio in only:
                 value = statistics.median(samples[ours]) / statistics.median(samples[theirs])
@@ -335,7 +354,8 @@ def main() -> int:
         print(f"scale_bench.py: cannot run: {why or f'{missing[0]} is not built (run: scons)'}",
               file=sys.stderr)
         return 2
-    want_mpi = any(n in only for n in ("mpirun_hello", "ratio_udp", "ratio_ofi"))
+    want_mpi = any(n in only for n in ("mpirun_hello", "mpirun_true", "ratio_udp", "ratio_ofi",
+                                       "ratio_udp_true"))
     if want_mpi and not (shutil.which("mpicc") and shutil.which("mpirun")):
         return usage("mpirun_hello needs Open MPI (apt-get install openmpi-bin libopenmpi-dev), "
                      "or leave it out with --only")

@@ -130,40 +130,33 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   ibv_hca_open();
   plan_buffers();
   ibv_conn_init();
-  ibv_card_t mine = {.nports = (uint8_t)ibv.nports, .ud_qpn = ibv_ud_qpn()};
-  for (int i = 0; i < ibv.nports; i++) mine.lid[i] = ibv.port[i].lid;
-  ibv.cards = gasneti_calloc(gasneti_nodes, sizeof *ibv.cards);
-  gasneti_bootstrap_exchange(&mine, sizeof mine, ibv.cards);
-  for (int r = 0; r < (int)gasneti_nodes; r++)
-    if (ibv.cards[r].nports < 1 || ibv.cards[r].nports > IBV_MAX_RAILS)
-      gasneti_fatalerror("ibv: rank %d (host %s) reports %d ports", r,
-                         gasneti_host_name((gasnet_node_t)r), ibv.cards[r].nports);
   gasneti_credits_setup(&ibv.credits, "ibv");
-  double t0 = ibv_now();
-  ibv_conn_start();
-  if (ibv.verbose)
-    fprintf(stderr, "ibv: rank %d made %d connections at start-up in %.6f s (%s receive queue%s, "
-            "%d receive buffers)\n", (int)gasneti_mynode, ibv.static_connections,
-            ibv_now() - t0, ibv.use_srq ? "shared" : "per-peer", ibv.use_srq ? "s" : "s",
-            ibv.pool.nrbufs);
 }
 
+/* The card goes out once the segment's keys are known: with them, a peer met later needs no
+ * second exchange; then the start-up connections. */
 void gasnetc_attach(void *segment, uintptr_t size) {
   ibv_bufs_register_segment(segment, size);
-  ibv_segcard_t mine = {.base = (uint64_t)(uintptr_t)segment, .size = size};
+  ibv_card_t mine = {.nports = (uint8_t)ibv.nports, .ud_qpn = ibv_ud_qpn(),
+                     .seg = {.base = (uint64_t)(uintptr_t)segment, .size = size}};
   for (int i = 0; i < ibv.nports; i++) {
     struct ibv_mr *mr = ibv.hca[ibv.port[i].hca].seg_mr;
-    mine.rkey[i] = mr ? mr->rkey : 0;
+    mine.lid[i] = ibv.port[i].lid;
+    mine.seg.rkey[i] = mr ? mr->rkey : 0;
   }
-  ibv_segcard_t *all = gasneti_calloc(gasneti_nodes, sizeof *all);
-  gasneti_bootstrap_exchange(&mine, sizeof mine, all);
-  for (int r = 0; r < (int)gasneti_nodes; r++) ibv.peers[r].seg = all[r];
-  free(all);
   if (ibv.verbose)
     fprintf(stderr, "ibv: rank %d pins %llu bytes (segment %lu, buffers %llu), registered on "
             "%d HCA%s\n", (int)gasneti_mynode,
             (unsigned long long)(size + ibv.pool.size), (unsigned long)size,
             (unsigned long long)ibv.pool.size, ibv.nhcas, ibv.nhcas > 1 ? "s" : "");
+  double t0 = ibv_now();
+  ibv_conn_start(&mine);
+  if (ibv.verbose)
+    fprintf(stderr, "ibv: rank %d made %d connections at start-up in %.6f s (%s receive queue%s, "
+            "%d receive buffers); peers' addresses %s\n", (int)gasneti_mynode,
+            ibv.static_connections, ibv_now() - t0, ibv.use_srq ? "shared" : "per-peer",
+            ibv.use_srq ? "s" : "s", ibv.pool.nrbufs,
+            ibv.lookups ? "looked up on first contact" : "all received at start-up");
 }
 
 void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) { ibv_send_am(dest, am, NULL); }

@@ -1,7 +1,9 @@
-/* ibv_conn.c: connections. Every rank has one UD queue pair whose address travels through the
- * bootstrap; RC queue pairs to a peer are set up by a handshake over UD, at start-up for the
- * static peers (all, or those of GASNET_CONNECTFILE_IN) and on first use for the others
- * (GASNET_CONNECT_DYNAMIC).
+/* ibv_conn.c: connections. Every rank has one UD queue pair whose address travels, with its
+ * LIDs and segment keys, on the rank's card; RC queue pairs to a peer are set up by a handshake
+ * over UD, at start-up for the static peers (all, or those of GASNET_CONNECTFILE_IN) and on
+ * first use for the others (GASNET_CONNECT_DYNAMIC). A rank that connects to all at start-up
+ * receives every card then; otherwise it looks a peer's card up from the spawner the first
+ * time the two talk (GASNET_ON_DEMAND_ADDRESSES), so it never holds the whole table.
  *
  * The lower rank of a pair leads: it creates its queue pairs and sends REQ (its QP numbers);
  * the higher one creates its own, connects them and answers REP; the lower connects and says
@@ -15,6 +17,7 @@
  * The UD queue pair also carries exit notices to other hosts' ranks, and the notice that a
  * rank returned from main (FIN: its peers then send it nothing more). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +32,43 @@ static uint32_t job_tag;
 static int waiting; /* peers whose handshake is under way (timers to run) */
 
 static const char *const type_names[] = {"?", "REQ", "REP", "?", "CALL", "EXIT", "FIN"};
+
+/* ---- peers' cards ----------------------------------------------------------------------------- */
+static void take_card(int r, const ibv_card_t *card) {
+  if (card->nports < 1 || card->nports > IBV_MAX_RAILS)
+    gasneti_fatalerror("ibv: rank %d (host %s) reports %d ports", r,
+                       gasneti_host_name((gasnet_node_t)r), card->nports);
+  ibv_peer_t *p = &ibv.peers[r];
+  ibv.cards[r] = *card;
+  p->nrails = (uint8_t)(ibv.nports > card->nports ? ibv.nports : card->nports);
+  p->am_rail = (uint8_t)(((int)gasneti_mynode + r) % p->nrails); /* both ends agree */
+  p->seg = card->seg;
+}
+
+/* One meeting at a time: two threads meeting one peer look it up once. */
+static pthread_mutex_t meet_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ibv_meet(int r) {
+  ibv_peer_t *p = &ibv.peers[r];
+  if (atomic_load_explicit(&p->met, memory_order_acquire)) return;
+  if (!ibv.lookups)
+    gasneti_fatalerror("internal: ibv has no card of rank %d and no way to look it up", r);
+  pthread_mutex_lock(&meet_lock);
+  bool ended = false;
+  if (!atomic_load_explicit(&p->met, memory_order_acquire)) {
+    ibv_card_t card;
+    ended = gasneti_bootstrap_lookup(r, &card, sizeof card);
+    take_card(r, &card);
+    if (ended) p->finished = true; /* it returned from main: nothing will go to it */
+    atomic_store_explicit(&p->met, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&meet_lock);
+  if (ended)
+    gasneti_warning("ibv: rank %d had already exited when this rank first sent to it: what is "
+                    "sent to it is dropped", r);
+}
+
+static bool met(int r) { return atomic_load_explicit(&ibv.peers[r].met, memory_order_acquire); }
 
 /* ---- the UD queue pair --------------------------------------------------------------------- */
 static void post_ud_recv(void *buf) {
@@ -248,7 +288,8 @@ static const char *untrusted(const struct ibv_wc *wc, const ud_msg_t *m, char *w
   if (m->magic != IBV_UD_MAGIC) return "not a handshake (bad magic)";
   if (m->tag != job_tag) return "another job's tag";
   if (m->src >= gasneti_nodes || m->src == gasneti_mynode) return "it names no peer rank";
-  if (!ibv.cards) return "it came before the ranks' addresses";
+  if (!ibv.cards_ready) return "it came before the ranks' addresses";
+  ibv_meet(m->src); /* a rank not met yet: the spawner has its card */
   const ibv_card_t *card = &ibv.cards[m->src];
   if (wc->slid != card->lid[0]) {
     snprintf(why, len, "it claims rank %u but came from LID %u, not that rank's (%u)",
@@ -313,6 +354,22 @@ void ibv_ud_recv(struct ibv_wc *wc) {
   if (wc->status != IBV_WC_WR_FLUSH_ERR) post_ud_recv(buf);
 }
 
+/* A peer looked up (not told of the table) sends its FIN only to the ranks it met: one that
+ * returned from main just after this rank looked it up never answers. Once its handshake has
+ * waited the longest interval, the spawner is asked again whether it ended. */
+static bool gone_meanwhile(int r) {
+  ibv_peer_t *p = &ibv.peers[r];
+  if (!ibv.lookups || p->interval < ibv.retrans_max) return false;
+  ibv_card_t card;
+  if (!gasneti_bootstrap_lookup(r, &card, sizeof card)) return false;
+  p->finished = true;
+  p->state = CONN_NONE;
+  waiting--;
+  gasneti_warning("ibv: rank %d exited before answering this rank's connection request: what "
+                  "is sent to it is dropped", r);
+  return true;
+}
+
 /* Repeats unanswered REQ and CALL datagrams (a peer busy computing answers when it polls). A
  * higher rank already connected (REP sent) only waits: the hello comes by RC, or a lost REP
  * brings the REQ again. */
@@ -321,6 +378,7 @@ void ibv_conn_timers(double now) {
   for (int r = 0; r < gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
     if (p->usable || p->state != CONN_WAIT || now < p->next_try) continue;
+    if (gone_meanwhile(r)) continue;
     ud_send(r, (int)gasneti_mynode < r ? UD_REQ : UD_CALL, 0);
     arm(p, false);
   }
@@ -334,6 +392,7 @@ void ibv_connect(int peer) {
                        "at start-up, and GASNET_CONNECT_DYNAMIC=0 forbids making it now: add the "
                        "pair to GASNET_CONNECTFILE_IN or allow dynamic connections",
                        (int)gasneti_mynode, peer, gasneti_host_name(peer));
+  ibv_meet(peer); /* the first time: its card from the spawner (without ibv_lock) */
   ibv_lock_take();
   if (!p->finished) begin(peer);
   ibv_lock_drop();
@@ -451,11 +510,25 @@ void ibv_conn_init(void) {
   job_tag = ibv_job_tag(gasneti_jobid);
   ibv.ah = gasneti_calloc(gasneti_nodes, sizeof *ibv.ah);
   ibv.peers = gasneti_calloc(gasneti_nodes, sizeof *ibv.peers);
+  ibv.cards = gasneti_calloc(gasneti_nodes, sizeof *ibv.cards); /* untouched pages until met */
 }
 
-/* After the cards are exchanged: rails per peer, then the static connections. */
-void ibv_conn_start(void) {
+/* The cards, then the static connections. Connecting to every peer at start-up (static
+ * connections and no connect file: the same on every rank) needs every card: one exchange.
+ * Otherwise this rank publishes its card and meets its peers one by one. */
+void ibv_conn_start(const ibv_card_t *mine) {
   int me = gasneti_mynode;
+  if (gasneti_knob_bool("GASNET_CONNECT_STATIC") && !gasneti_knob_is_set("GASNET_CONNECTFILE_IN")) {
+    gasneti_bootstrap_exchange(mine, sizeof *mine, ibv.cards);
+    for (int r = 0; r < gasneti_nodes; r++) {
+      take_card(r, &ibv.cards[r]);
+      atomic_store_explicit(&ibv.peers[r].met, true, memory_order_release);
+    }
+  } else {
+    ibv.lookups = true;
+    gasneti_bootstrap_publish(mine, sizeof *mine); /* with a barrier: all cards are out */
+  }
+  ibv.cards_ready = true;
   bool *want = gasneti_calloc(gasneti_nodes, sizeof *want);
   bool from_file = static_peers(want);
   if (gasneti_knob_bool("GASNET_CONNECT_STATIC")) agree_on_static_peers(want, from_file);
@@ -463,13 +536,11 @@ void ibv_conn_start(void) {
   for (int r = 0; r < gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
     if (r == me || gasneti_pshm_reach[r]) continue;
-    int theirs = ibv.cards[r].nports;
-    p->nrails = (uint8_t)(ibv.nports > theirs ? ibv.nports : theirs);
-    p->am_rail = (uint8_t)((me + r) % p->nrails); /* both ends agree; spreads AMs over rails */
     all++;
     if (want[r]) {
       p->static_peer = true;
       wanted++;
+      if (r > me) ibv_meet(r); /* this rank leads: it needs the card now */
     }
   }
   /* Fully connected at start-up: no peer is left to connect later. */
@@ -497,20 +568,33 @@ static void drain_ud(void) {
   while (ibv.pool.ud_s_free < IBV_UD_SBUFS && ibv_now() < until) ibv_poll_send();
 }
 
+/* With every card at hand (GASNET_ON_DEMAND_ADDRESSES=0, or a spawner without lookups),
+ * notices go to every rank, as with the full table. */
+static void meet_all_if_local(void) {
+  if (!ibv.lookups || !gasneti_bootstrap_cards_local()) return;
+  for (int r = 0; r < gasneti_nodes; r++)
+    if (r != (int)gasneti_mynode) ibv_meet(r);
+}
+
 void ibv_ud_exit_notice(int code) {
+  meet_all_if_local();
   for (int round = 0; round < 2; round++)
     for (int r = 0; r < gasneti_nodes; r++)
-      if (r != (int)gasneti_mynode && gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
-        ud_send(r, UD_EXIT, code);
+      if (r != (int)gasneti_mynode && met(r) &&
+          gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
+        ud_send(r, UD_EXIT, code); /* the ranks not met hear it from their agents */
   drain_ud();
 }
 
-/* Every rank outside the supernode hears it, connected or not: one that would connect later
- * must not wait for an answer that will never come. */
+/* Every rank met outside the supernode hears it, connected or not: one that would connect
+ * later must not wait for an answer that will never come. With the full table that is every
+ * rank; a rank not met yet learns it from the spawner when it looks this one up (or asks
+ * again when its handshake goes unanswered: gone_meanwhile). */
 void ibv_ud_finished_notice(void) {
+  meet_all_if_local();
   for (int round = 0; round < 2; round++)
     for (int r = 0; r < gasneti_nodes; r++)
-      if (r != (int)gasneti_mynode && !gasneti_pshm_reach[r]) ud_send(r, UD_FIN, 0);
+      if (r != (int)gasneti_mynode && !gasneti_pshm_reach[r] && met(r)) ud_send(r, UD_FIN, 0);
   drain_ud();
 }
 

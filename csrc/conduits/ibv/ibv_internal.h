@@ -49,17 +49,19 @@ typedef struct {
 
 /* ---- what ranks tell each other --------------------------------------------------------------- */
 typedef struct {
+  uint64_t base, size;
+  uint32_t rkey[IBV_MAX_RAILS]; /* per port of the owner: its HCA's key for the segment */
+} ibv_segcard_t;
+
+/* A rank's address card, made at attach: every rank receives every card when it connects to
+ * all at start-up; otherwise a peer's card is looked up the first time the two talk. */
+typedef struct {
   uint8_t nports;
   uint8_t pad[3];
   uint32_t ud_qpn;
   uint16_t lid[IBV_MAX_RAILS];
-  uint32_t pin_limit_kb; /* what this rank could pin (PHYSMEM), for messages */
+  ibv_segcard_t seg;
 } ibv_card_t;
-
-typedef struct {
-  uint64_t base, size;
-  uint32_t rkey[IBV_MAX_RAILS]; /* per port of the owner: its HCA's key for the segment */
-} ibv_segcard_t;
 
 /* ---- registered buffers ------------------------------------------------------------------------ */
 typedef struct ibv_buf {
@@ -110,13 +112,16 @@ typedef struct {
   ibv_segcard_t seg;
   int rbufs;           /* per-QP mode: receive buffers owned by its AM queue pair */
   _Atomic int64_t hello_out; /* our hello to it is not yet delivered (counted down) */
+  _Atomic bool met;    /* its card is in (ibv.cards[], rails, seg): set once, by ibv_meet */
 } ibv_peer_t;
 
 typedef struct {
   int nhcas, nports;
   ibv_hca_t hca[IBV_MAX_HCAS];
   ibv_port_t port[IBV_MAX_RAILS];
-  ibv_card_t *cards;  /* every rank's */
+  ibv_card_t *cards;  /* per rank, filled in as each is met (all at once when connecting to all) */
+  bool cards_ready;   /* this rank's card is out: peers' cards can be had (ibv_meet) */
+  bool lookups;       /* cards come from the spawner, one at a time (else the full table) */
   ibv_peer_t *peers;
   ibv_pool_t pool;
   gasneti_credits_t credits;
@@ -186,7 +191,12 @@ uint64_t ibv_physmem_probe(uint64_t want);
 /* ibv_conn.c */
 void ibv_conn_init(void);          /* the UD queue pair, the peer table */
 uint32_t ibv_ud_qpn(void);
-void ibv_conn_start(void);         /* rails per peer; the static connections */
+/* At attach: the cards (the full table, or this rank's published for lookups), then the
+ * static connections. */
+void ibv_conn_start(const ibv_card_t *mine);
+/* The peer's card is in: looked up from the spawner the first time (blocking for that round
+ * trip). It never takes ibv_lock, so the poller may call it holding that lock. */
+void ibv_meet(int peer);
 void ibv_conn_fini(void);
 /* The peer is connected (connecting on demand when allowed); serves the network meanwhile. */
 void ibv_connect(int peer);

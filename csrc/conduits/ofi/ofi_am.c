@@ -64,7 +64,8 @@ static void long_payload(int dest, const gasneti_am_t *am, int which) {
     struct fi_rma_iov rma = {remote(p, am->dst + off), len, p->seg_key};
     struct fi_msg_rma msg = {.msg_iov = &iov, .iov_count = 1, .addr = p->addr,
                              .rma_iov = &rma, .rma_iov_count = 1, .context = op};
-    OFI_SEND(fi_writemsg(ofi.ep, &msg, flags), "an RMA write of a Long payload", which);
+    OFI_SEND(dest, op, fi_writemsg(ofi.ep, &msg, flags), "an RMA write of a Long payload",
+             which);
   }
   ofi_lock_drop();
   ofi_wait_counter(&local, which);
@@ -91,7 +92,8 @@ static void post(int dest, const gasneti_am_t *am, uint8_t flags, uint32_t inmsg
   if (len <= ofi.inject_limit) {
     uint8_t stack[OFI_INJECT_MAX] __attribute__((aligned(8)));
     build(stack, am, flags, inmsg, (uint16_t)gasneti_credit_collect(&ofi.credits, dest));
-    OFI_SEND(fi_inject(ofi.ep, stack, len, p->addr), "sending an AM (fi_inject)", which);
+    OFI_SEND(dest, NULL, fi_inject(ofi.ep, stack, len, p->addr), "sending an AM (fi_inject)",
+             which);
     return;
   }
   void *buf = take_bbuf(which);
@@ -100,7 +102,8 @@ static void post(int dest, const gasneti_am_t *am, uint8_t flags, uint32_t inmsg
   op->peer = dest;
   op->buf = buf;
   build(buf, am, flags, inmsg, (uint16_t)gasneti_credit_collect(&ofi.credits, dest));
-  OFI_SEND(fi_send(ofi.ep, buf, len, NULL, p->addr, op), "sending an AM (fi_send)", which);
+  OFI_SEND(dest, op, fi_send(ofi.ep, buf, len, NULL, p->addr, op), "sending an AM (fi_send)",
+           which);
 }
 
 void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
@@ -146,7 +149,8 @@ void ofi_send_ctrl(int peer, int ctrl, int code) {
     ofi_lock_take();
     m.credits = (uint16_t)gasneti_credit_collect(&ofi.credits, peer);
     if (m.credits && !p->finished)
-      OFI_SEND(fi_inject(ofi.ep, &m, sizeof m, p->addr), "returning AM credits (fi_inject)",
+      OFI_SEND(peer, NULL, fi_inject(ofi.ep, &m, sizeof m, p->addr),
+               "returning AM credits (fi_inject)",
                GASNETI_POLL_REPLIES);
     ofi_lock_drop();
     return;

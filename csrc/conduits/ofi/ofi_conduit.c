@@ -40,7 +40,7 @@ void ofi_wait_counter(_Atomic int64_t *counter, int which) {
 static const char *const op_names[] = {"a send", "an RMA put", "an RMA get",
                                        "an RMA write of a Long payload"};
 
-static void settle(ofi_op_t *op) {
+void ofi_settle(ofi_op_t *op) {
   if (op->buf) ofi_bbuf_put(op->buf);
   if (op->counter) atomic_fetch_sub_explicit(op->counter, 1, memory_order_release);
   ofi_op_put(op);
@@ -48,7 +48,7 @@ static void settle(ofi_op_t *op) {
 
 void ofi_failed(ofi_op_t *op, int err, int prov_errno, const void *err_data, size_t len) {
   if (ofi.peers[op->peer].finished || ofi.in_exit) { /* moot: settle it as done */
-    settle(op);
+    ofi_settle(op);
     return;
   }
   char detail[256] = "";
@@ -92,7 +92,7 @@ int ofi_progress(void) {
       ofi_rbuf_t *r = e[i].op_context;
       if (!ofi_arrive(r, r->mem, (uint32_t)e[i].len)) ofi_post_rbuf(r);
     } else {
-      settle(e[i].op_context);
+      ofi_settle(e[i].op_context);
     }
   }
   ofi_lock_drop();

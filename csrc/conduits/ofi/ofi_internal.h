@@ -162,6 +162,11 @@ void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
 /* First contact (ofi_open.c): the peer's address card looked up from the spawner and inserted
  * into the address vector; call without ofi_lock held (the lookup may block). */
 void ofi_meet(int peer);
+/* Whether peer has ended (or finished) while this rank waited *since (0: the wait starts now)
+ * to send to it; asks the spawner at most once a second. Call without ofi_lock. */
+bool ofi_gone(int peer, double *since);
+/* An operation done with (its buffer back, its counter down), whether or not it ran. */
+void ofi_settle(ofi_op_t *op);
 static inline void ofi_met(int peer) {
   if (!atomic_load_explicit(&ofi.peers[peer].met, memory_order_acquire)) ofi_meet(peer);
 }
@@ -189,13 +194,25 @@ bool ofi_deferred_pending(void); /* requests copied aside, to run at a poll that
  * taking messages) it also delivers what arrived, as `which` allows (requests it may not run
  * are copied aside), so its own receives are posted again: two ranks that send to each other
  * at once never wait on each other (ofi_lock held on entry and exit). */
-#define OFI_SEND(call, what, which)                            \
+/* Posts to peer, waiting while the provider says EAGAIN (serving the network meanwhile). A
+ * peer that left without this rank hearing of it (it never met this rank, so no "finished"
+ * notice came) can hold a send there for good, on a connection it will never accept: after a
+ * second of waiting the spawner is asked whether it ended (ofi_gone), and then what was to go
+ * there is dropped and op (NULL for an inject) settled as done. */
+#define OFI_SEND(peer, op, call, what, which)                  \
   do {                                                         \
     ssize_t rc_;                                               \
+    double since_ = 0;                                         \
     while ((rc_ = (call)) == -FI_EAGAIN) {                     \
       ofi_lock_drop();                                         \
       ofi_wait_step(which);                                    \
+      bool gone_ = ofi_gone((peer), &since_);                  \
       ofi_lock_take();                                         \
+      if (gone_) {                                             \
+        if (op) ofi_settle(op);                                \
+        rc_ = 0;                                               \
+        break;                                                 \
+      }                                                        \
     }                                                          \
     if (rc_) ofi_fatal_rc(what, (int)rc_);                     \
   } while (0)

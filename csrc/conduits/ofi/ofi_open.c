@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "knobs.h"
@@ -273,6 +274,25 @@ void ofi_meet(int r) {
   if (ended)
     gasneti_warning("ofi: rank %d had already exited when this rank first sent to it: what "
                     "is sent to it is dropped", r);
+}
+
+bool ofi_gone(int r, double *since) {
+  ofi_peer_t *p = &ofi.peers[r];
+  if (p->finished) return true; /* its notice came while this rank served the network */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  if (*since == 0 || now - *since < 1.0) {
+    if (*since == 0) *since = now;
+    return false;
+  }
+  *since = now; /* the next question in a second */
+  ofi_card_t card;
+  if (!gasneti_bootstrap_lookup(r, &card, sizeof card)) return false;
+  p->finished = true;
+  gasneti_warning("ofi: rank %d exited while this rank waited to send to it: what is sent to "
+                  "it is dropped", r);
+  return true;
 }
 
 /* libfabric's shm provider names its region after the endpoint ("<pid>:<n>:<n>", its address

@@ -36,9 +36,9 @@ static void post(bool write, int node, void *local, size_t len, const void *targ
   struct fi_msg_rma msg = {.msg_iov = &iov, .iov_count = 1, .addr = p->addr, .rma_iov = &rma,
                            .rma_iov_count = 1, .context = op};
   if (write)
-    OFI_SEND(fi_writemsg(ofi.ep, &msg, flags), "an RMA put (fi_writemsg)", which);
+    OFI_SEND(node, op, fi_writemsg(ofi.ep, &msg, flags), "an RMA put (fi_writemsg)", which);
   else
-    OFI_SEND(fi_readmsg(ofi.ep, &msg, flags), "an RMA get (fi_readmsg)", which);
+    OFI_SEND(node, op, fi_readmsg(ofi.ep, &msg, flags), "an RMA get (fi_readmsg)", which);
 }
 
 void gasnetc_rdma_put(gasnet_node_t node, void *dest, const void *src, size_t n,
