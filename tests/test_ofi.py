@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 
@@ -75,6 +76,38 @@ def test_ranks_say_which_provider_and_domain_they_use(ofi):
     # Small non-bulk puts are injected (the provider copies them as it takes the write).
     assert all("inject up to 64 bytes (messages and puts)" in line for line in lines), \
         result.stderr
+
+
+@pytest.mark.parametrize("rank0, rank1, outcome", [
+    ("tcp,udp", "udp", "udp;ofi_rxd"),
+    ("tcp", "udp", "lacks"),
+], ids=["agree", "none-in-common"])
+def test_ranks_offered_different_providers_take_one_all_have_or_name_who_lacks_it(
+        ofi, rank0, rank1, outcome):
+    """Each rank offers its providers as hashes of their names (64 bytes a rank, not the
+    names): rank 0's first that every rank has is taken, or the job ends naming the rank that
+    lacks it. gasnetrun checks every host before it starts (test_ssh_spawner), so the ranks'
+    own agreement is for launchers that start them alone: here MPICH's Hydra, giving each rank
+    its own FI_PROVIDER (libfabric's filter)."""
+    hydra = shutil.which("mpiexec.hydra")
+    if hydra is None:
+        pytest.skip("MPICH's mpiexec.hydra is not installed")
+    prog = ofi.program("examples", "hello_ring")
+    env = job_env({"GASNET_OFI_VERBOSE": "1", **NO_PSHM})
+    argv = [hydra, "-n", "1", "-env", "FI_PROVIDER", rank0, prog, ":",
+            "-n", "1", "-env", "FI_PROVIDER", rank1, prog]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    if outcome == "lacks":
+        assert proc.returncode != 0, proc.stdout + proc.stderr
+        assert re.search(r"no libfabric provider is offered by every rank: rank 0 \(host \S+\) "
+                         r"would use .*, which rank 1 \(host \S+\) lacks \(it has: "
+                         r"udp;ofi_rxd\); set GASNET_OFI_PROVIDER", proc.stderr), proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        used = re.findall(r"^ofi: rank (\d) on host \S+ uses provider (\S+),", proc.stderr, re.M)
+        assert sorted(used) == [("0", outcome), ("1", outcome)], proc.stderr
+        assert proc.stdout.count("token went") == 2, proc.stdout
 
 
 @pytest.mark.parametrize("program", ["rma_test", "am_test", "bulk_test"])

@@ -162,9 +162,11 @@ static const gasneti_knob_t rows[] = {
      "beyond the hardware's). gasnet-tune's udp pick, 256, is this default at _PP=64 "
      "(docs/knob-defaults.md).",
      GASNETI_TUNED("32,64,128,256,512,1024", NULL)},
-    {"GASNET_AM_CREDITS_SLACK", GASNETI_KNOB_INT, "1", 0, 1024, NULL, "credits", J, "network",
-     "Credits a responder may bank before it sends a hidden reply to return them. 1 stays the "
-     "default: gasnet-tune's other picks were within its noise (docs/knob-defaults.md).",
+    {"GASNET_AM_CREDITS_SLACK", GASNETI_KNOB_INT, "", 0, 1024, NULL, "credits", J, "network",
+     "Credits a responder may bank before it sends a hidden reply to return them (default: "
+     "_PP / 3, at most 4; never more than _PP - 1, and less where _TOTAL spread over every "
+     "peer could be banked). 4 came from an across-hosts sweep of floods: 1 sent a hidden "
+     "reply per 2 requests that have none (docs/knob-defaults.md).",
      GASNETI_TUNED("0,1,2,4,8", "<=GASNET_AM_CREDITS_PP")},
     {"GASNET_NETWORKDEPTH_PP", GASNETI_KNOB_INT, "24", 1, 4096, NULL, "operations", J, "network",
      "Network operations in flight to each peer (what one operation is belongs to the "

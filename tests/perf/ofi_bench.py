@@ -20,7 +20,12 @@ the medians and the ratios the ofi issue names (--json: one JSON object per line
   am_short_flood / raw inject per message    (target <= 1.2; also as the median of each
                                              run's repeat-by-repeat ratios, "paired")
 
-usage: ofi_bench.py [--json] [--repeats N] [--providers P[,P...]]"""
+--vary KNOB=V1,V2,... runs the ofi conduit's measurements once for each value of a GASNet knob
+(interleaved in each repeat, as the rest), each labelled "provider [KNOB=V]": a sweep of one
+knob against the same run's baselines (fi_pingpong, the raw fi_* measurements, the udp
+conduit at its defaults).
+
+usage: ofi_bench.py [--json] [--repeats N] [--providers P[,P...]] [--vary KNOB=V1,V2,...]"""
 from __future__ import annotations
 
 import argparse
@@ -95,8 +100,17 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--providers", default=",".join(PROVIDERS))
+    parser.add_argument("--vary", default="", metavar="KNOB=V1,V2,...")
     args = parser.parse_args()
     providers = [p for p in args.providers.split(",") if p]
+    knob, _, values = args.vary.partition("=")
+    variants: list[dict[str, str]] = [{}]
+    if args.vary:
+        if not knob.startswith("GASNET_") or not values:
+            print(f"ofi_bench.py: --vary {args.vary}: expected GASNET_KNOB=V1,V2,...",
+                  file=sys.stderr)
+            return 2
+        variants = [{knob: v} for v in values.split(",")]
     if args.repeats < 1:
         print(f"ofi_bench.py: --repeats {args.repeats}: must be at least 1", file=sys.stderr)
         return 2
@@ -112,18 +126,20 @@ def main() -> int:
         cluster = Cluster(Path(tmp) / "cluster", 2, [], prefix="gf", net="10.80.0")
         try:
             cluster.up()
-            return measure(cluster, providers, args.repeats, args.json)
+            return measure(cluster, providers, variants, args.repeats, args.json)
         finally:
             cluster.down()
 
 
-def measure(cluster: Cluster, providers: list[str], repeats: int, as_json: bool) -> int:
+def measure(cluster: Cluster, providers: list[str], variants: list[dict[str, str]],
+            repeats: int, as_json: bool) -> int:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GASNET_", "FI_"))}
     env = {**base, "GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}"}
     hosts = ",".join(cluster.hosts(2))
     gasnetrun = str(BUILD / "bin" / "gasnetrun")
 
-    def bench(conduit: str, prog: str, only: str, extra: dict[str, str]) -> dict:
+    def bench(conduit: str, prog: str, only: str,
+              extra: dict[str, str]) -> dict[tuple[str, int], float]:
         argv = cluster.inside(1, [gasnetrun, "-n", "2", "-H", hosts,
                                   str(BUILD / conduit / "bench" / f"{prog}-seq"), "--json", "--quick",
                                   "--only", only])
@@ -136,18 +152,21 @@ def measure(cluster: Cluster, providers: list[str], repeats: int, as_json: bool)
 
     for _ in range(repeats):
         for p in providers:
-            ofi = {"GASNET_OFI_PROVIDER": p}
             add(f"{p} fi_pingpong_rtt_us", fi_pingpong(cluster, p, base))
-            am = bench("ofi", "am_bench", "am_short_rtt,am_short_flood,raw_ofi_rtt", ofi)
-            add(f"{p} am_short_rtt_us", am[("am_short_rtt", 0)])
-            add(f"{p} am_short_flood_us", am[("am_short_flood", 0)])
-            add(f"{p} raw_ofi_rtt_us", am[("raw_ofi_rtt", 8)])
-            add(f"{p} raw_ofi_inject_flood_us", am[("raw_ofi_inject_flood", 8)])
-            add(f"{p} flood_vs_raw_paired", am[("am_short_flood_vs_raw", 0)])
-            rma = bench("ofi", "rma_bench", "put_bulk_bw,put_nbi_bw,raw_ofi_write_stream", ofi)
-            add(f"{p} put_bulk_1MiB_GiBps", rma[("put_bulk_bw", MIB)])
-            add(f"{p} put_nbi_1MiB_GiBps", rma[("put_nbi_bw", MIB)])
-            add(f"{p} raw_fi_write_1MiB_GiBps", rma[("raw_ofi_write_stream", MIB)])
+            for variant in variants:
+                ofi = {"GASNET_OFI_PROVIDER": p, **variant}
+                v = p + "".join(f" [{k}={val}]" for k, val in variant.items())
+                am = bench("ofi", "am_bench", "am_short_rtt,am_short_flood,raw_ofi_rtt", ofi)
+                add(f"{v} am_short_rtt_us", am[("am_short_rtt", 0)])
+                add(f"{v} am_short_flood_us", am[("am_short_flood", 0)])
+                add(f"{v} raw_ofi_rtt_us", am[("raw_ofi_rtt", 8)])
+                add(f"{v} raw_ofi_inject_flood_us", am[("raw_ofi_inject_flood", 8)])
+                add(f"{v} flood_vs_raw_paired", am[("am_short_flood_vs_raw", 0)])
+                rma = bench("ofi", "rma_bench", "put_bulk_bw,put_nbi_bw,raw_ofi_write_stream",
+                            ofi)
+                add(f"{v} put_bulk_1MiB_GiBps", rma[("put_bulk_bw", MIB)])
+                add(f"{v} put_nbi_1MiB_GiBps", rma[("put_nbi_bw", MIB)])
+                add(f"{v} raw_fi_write_1MiB_GiBps", rma[("raw_ofi_write_stream", MIB)])
         am = bench("udp", "am_bench", "am_short_rtt,am_short_flood", {})
         add("udp-conduit am_short_rtt_us", am[("am_short_rtt", 0)])
         add("udp-conduit am_short_flood_us", am[("am_short_flood", 0)])
@@ -156,24 +175,25 @@ def measure(cluster: Cluster, providers: list[str], repeats: int, as_json: bool)
         add("udp-conduit put_nbi_1MiB_GiBps", rma[("put_nbi_bw", MIB)])
 
     med = {name: statistics.median(v) for name, v in samples.items()}
-    for p in providers:
+    for p, v in [(p, p + "".join(f" [{k}={val}]" for k, val in variant.items()))
+                 for p in providers for variant in variants]:
         ratios = {
-            f"{p} am_short_rtt/fi_pingpong_rtt (<=1.15)":
-                med[f"{p} am_short_rtt_us"] / med[f"{p} fi_pingpong_rtt_us"],
-            f"{p} put_nbi_1MiB/raw_fi_write (>=0.9)":
-                med[f"{p} put_nbi_1MiB_GiBps"] / med[f"{p} raw_fi_write_1MiB_GiBps"],
-            f"{p} put_bulk_1MiB/raw_fi_write":
-                med[f"{p} put_bulk_1MiB_GiBps"] / med[f"{p} raw_fi_write_1MiB_GiBps"],
-            f"{p} am_short_flood/raw_inject (<=1.2)":
-                med[f"{p} am_short_flood_us"] / med[f"{p} raw_ofi_inject_flood_us"],
+            f"{v} am_short_rtt/fi_pingpong_rtt (<=1.15)":
+                med[f"{v} am_short_rtt_us"] / med[f"{p} fi_pingpong_rtt_us"],
+            f"{v} put_nbi_1MiB/raw_fi_write (>=0.9)":
+                med[f"{v} put_nbi_1MiB_GiBps"] / med[f"{v} raw_fi_write_1MiB_GiBps"],
+            f"{v} put_bulk_1MiB/raw_fi_write":
+                med[f"{v} put_bulk_1MiB_GiBps"] / med[f"{v} raw_fi_write_1MiB_GiBps"],
+            f"{v} am_short_flood/raw_inject (<=1.2)":
+                med[f"{v} am_short_flood_us"] / med[f"{v} raw_ofi_inject_flood_us"],
             # the median of each run's repeat-by-repeat ratios (am_bench times the two floods
             # back to back): the VM's between-run modes cancel out of it
-            f"{p} am_short_flood/raw_inject, paired (<=1.2)":
-                med[f"{p} flood_vs_raw_paired"],
-            f"{p} am_short_rtt/raw_ofi_rtt":
-                med[f"{p} am_short_rtt_us"] / med[f"{p} raw_ofi_rtt_us"],
-            f"{p} am_short_rtt/udp-conduit":
-                med[f"{p} am_short_rtt_us"] / med["udp-conduit am_short_rtt_us"],
+            f"{v} am_short_flood/raw_inject, paired (<=1.2)":
+                med[f"{v} flood_vs_raw_paired"],
+            f"{v} am_short_rtt/raw_ofi_rtt":
+                med[f"{v} am_short_rtt_us"] / med[f"{v} raw_ofi_rtt_us"],
+            f"{v} am_short_rtt/udp-conduit":
+                med[f"{v} am_short_rtt_us"] / med["udp-conduit am_short_rtt_us"],
         }
         med.update(ratios)
     for name, value in med.items():

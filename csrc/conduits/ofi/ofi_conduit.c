@@ -105,7 +105,7 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
   /* Every peer has mapped this rank's shm region once all have inserted the addresses:
    * from then on its name is not needed, and a rank that is killed leaves nothing behind. So
    * on shm (one host) every peer is met now, not on first contact. */
-  if (ofi.shm_region[0]) {
+  if (ofi.cards_at_init) {
     for (int r = 0; r < (int)gasneti_nodes; r++)
       if (ofi.peers[r].network) ofi_meet(r);
     boot->barrier();
@@ -141,11 +141,13 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
             ofi.virt_addr ? "virtual" : "offset", ofi.saw ? "yes" : "no",
             ofi.long_rma ? "by RMA write" : "in pieces inside messages", ofi.inject_limit,
             ofi.inject_puts ? " (messages and puts)" : " (messages)", ofi.max_ops);
-  gasneti_boot->barrier(); /* every rank's buffers are posted before anyone sends */
+  /* No AM goes out before the barrier that ends attach (the cards are published there): every
+   * rank's buffers are posted by then. On shm the cards went out in ofi_open. */
 }
 
-/* The segment is registered for remote reads and writes; every rank learns every segment's
- * base and key. */
+/* The segment is registered for remote reads and writes. Its base and key go in this rank's
+ * card, which peers look up the first time they talk to it (ofi_meet); on shm, whose cards
+ * went out at init, every rank learns every segment in an exchange. */
 void gasnetc_attach(void *segment, uintptr_t size) {
   ofi_segcard_t mine = {.base = (uint64_t)(uintptr_t)segment, .size = size};
   if (ofi.rma && size) {
@@ -159,6 +161,12 @@ void gasnetc_attach(void *segment, uintptr_t size) {
         ofi_fatal_rc("binding the segment's registration to the endpoint", rc);
     }
     mine.key = fi_mr_key(ofi.seg_mr);
+  }
+  if (!ofi.cards_at_init) {
+    ofi.card.seg = mine;
+    ofi.card.has_seg = 1;
+    gasneti_bootstrap_publish(&ofi.card, sizeof ofi.card); /* the core's barrier follows */
+    return;
   }
   ofi_segcard_t *all = gasneti_calloc(gasneti_nodes, sizeof *all);
   gasneti_bootstrap_exchange(&mine, sizeof mine, all);

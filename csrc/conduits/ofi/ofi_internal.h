@@ -75,6 +75,8 @@ typedef struct {
   struct fid_mr *seg_mr;
   char provider[64], device[64];
   char shm_region[80];     /* shm provider: /dev/shm/<name> of this rank's region, until unlinked */
+  ofi_card_t card;         /* what peers look up: the endpoint's address (and the segment) */
+  bool cards_at_init;      /* shm: cards went out at init, without segments (ofi_open) */
   int max_ops; /* transmit records: operations in flight at once */
   ofi_peer_t *peers;
   gasneti_credits_t credits;

@@ -67,48 +67,73 @@ static void explain_refusal(void) {
                      getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "(unset)");
 }
 
-static bool offers(const ofi_offer_t *o, const char *name, size_t len) {
-  for (const char *p = o->providers; *p; p += strcspn(p, "\n") + 1)
-    if (strcspn(p, "\n") == len && !strncmp(p, name, len)) return true;
+/* A provider's name as offered: FNV-1a, never 0 (0 ends an offer). Two names with one hash
+ * would take a 1 in 2^32 chance per pair; ranks that then disagreed on the provider would fail
+ * at fi_av_insert, naming it. */
+static uint32_t name_hash(const char *name) {
+  uint32_t h = 2166136261u;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 16777619u;
+  return h ? h : 1;
+}
+
+static bool offers(const ofi_offer_t *o, uint32_t hash) {
+  for (int k = 0; k < OFI_OFFERS_MAX && o->hash[k]; k++)
+    if (o->hash[k] == hash) return true;
   return false;
 }
 
-static void add(ofi_offer_t *o, const char *name, size_t len) {
-  size_t used = strlen(o->providers);
-  if (!offers(o, name, len) && used + len + 2 <= sizeof o->providers)
-    snprintf(o->providers + used, sizeof o->providers - used, "%.*s\n", (int)len, name);
+/* This rank's providers, by name, in libfabric's order (names[k] has hash mine->hash[k]). */
+static char names[OFI_OFFERS_MAX][64];
+
+static void offer(struct fi_info *list, ofi_offer_t *mine) {
+  for (struct fi_info *i = list; i; i = i->next) {
+    const char *name = i->fabric_attr->prov_name;
+    uint32_t h = name_hash(name);
+    int k = 0;
+    while (k < OFI_OFFERS_MAX && mine->hash[k] && mine->hash[k] != h) k++;
+    if (k == OFI_OFFERS_MAX || mine->hash[k] || strlen(name) >= sizeof names[k]) continue;
+    mine->hash[k] = h;
+    snprintf(names[k], sizeof names[k], "%s", name);
+  }
 }
 
-/* The providers this rank can use, '\n'-separated, each once, in libfabric's order. */
-static void offer(struct fi_info *list, ofi_offer_t *out) {
-  for (struct fi_info *i = list; i; i = i->next)
-    add(out, i->fabric_attr->prov_name, strlen(i->fabric_attr->prov_name));
+static const char *my_name(const ofi_offer_t *mine, uint32_t hash) {
+  for (int k = 0; k < OFI_OFFERS_MAX && mine->hash[k]; k++)
+    if (mine->hash[k] == hash) return names[k];
+  return NULL;
 }
 
 /* The first of rank 0's providers every rank offers; fatal, naming who lacks what, if none. */
 static void agree(const ofi_offer_t *all, char *out, size_t outlen) {
   int n = gasneti_nodes;
-  for (const char *p = all[0].providers; *p; p += strcspn(p, "\n") + 1) {
-    size_t len = strcspn(p, "\n");
+  const ofi_offer_t *mine = &all[gasneti_mynode];
+  for (int k = 0; k < OFI_OFFERS_MAX && all[0].hash[k]; k++) {
     int r = 1;
-    while (r < n && offers(&all[r], p, len)) r++;
-    if (r == n) {
-      snprintf(out, outlen, "%.*s", (int)len, p);
-      return;
-    }
+    while (r < n && offers(&all[r], all[0].hash[k])) r++;
+    if (r < n) continue;
+    const char *name = my_name(mine, all[0].hash[k]); /* this rank offers it too */
+    if (!name) gasneti_fatalerror("internal: ofi agreed on a provider this rank lacks");
+    snprintf(out, outlen, "%s", name);
+    return;
   }
-  for (int r = 1; r < n; r++) {
-    char first[64];
-    size_t len = strcspn(all[0].providers, "\n");
-    snprintf(first, sizeof first, "%.*s", (int)len, all[0].providers);
-    if (!offers(&all[r], all[0].providers, len))
-      gasneti_fatalerror("ofi: no libfabric provider is offered by every rank: rank 0 (host %s) "
-                         "would use '%s', which rank %d (host %s) lacks (it has: %s); set "
-                         "GASNET_OFI_PROVIDER to one every host has (gasnetrun --probe)",
-                         gasneti_host_name(0), first, r, gasneti_host_name((gasnet_node_t)r),
-                         all[r].providers[0] ? all[r].providers : "none\n");
-  }
-  gasneti_fatalerror("ofi: no libfabric provider is offered by every rank");
+  if (!all[0].hash[0])
+    gasneti_fatalerror("ofi: rank 0 (host %s) offers no libfabric provider",
+                       gasneti_host_name(0));
+  int r = 1;
+  while (r < n && offers(&all[r], all[0].hash[0])) r++;
+  const char *first = my_name(mine, all[0].hash[0]);
+  char has[512] = "";
+  if (r == (int)gasneti_mynode)
+    for (int k = 0; k < OFI_OFFERS_MAX && mine->hash[k]; k++)
+      snprintf(has + strlen(has), sizeof has - strlen(has), "%s%s", k ? ", " : "", names[k]);
+  gasneti_fatalerror("ofi: no libfabric provider is offered by every rank: rank 0 (host %s) "
+                     "would use %s%s%s, which rank %d (host %s) lacks%s%s%s; set "
+                     "GASNET_OFI_PROVIDER to one every host has (gasnetrun --probe)",
+                     gasneti_host_name(0), first ? "'" : "", first ? first : "its first one",
+                     first ? "'" : "", r, gasneti_host_name((gasnet_node_t)r),
+                     r == (int)gasneti_mynode ? " (it has: " : "",
+                     r == (int)gasneti_mynode ? (has[0] ? has : "none") : "",
+                     r == (int)gasneti_mynode ? ")" : "");
 }
 
 static bool loopback(const struct fi_info *i) {
@@ -196,7 +221,7 @@ void ofi_open(void) {
   struct fi_info *without_rma = query(OFI_CAPS_AM, OFI_MR_MODES);
   if (!list && !without_rma) explain_refusal();
   /* Providers with RMA come first; those without it carry puts, gets and Longs as AMs. */
-  ofi_offer_t mine = {0}, *all = gasneti_calloc(gasneti_nodes, sizeof *all);
+  ofi_offer_t mine = {{0}}, *all = gasneti_calloc(gasneti_nodes, sizeof *all);
   offer(list, &mine);
   offer(without_rma, &mine);
   gasneti_bootstrap_exchange(&mine, sizeof mine, all);
@@ -229,16 +254,17 @@ void ofi_open(void) {
   if ((rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0))) ofi_fatal_rc("fi_ep_bind (address vector)", rc);
   if ((rc = fi_enable(ofi.ep))) ofi_fatal_rc("fi_enable", rc);
 
-  ofi_card_t card = {.addrlen = OFI_ADDR_MAX};
-  size_t len = sizeof card.addr;
-  if ((rc = fi_getname(&ofi.ep->fid, card.addr, &len))) ofi_fatal_rc("fi_getname", rc);
-  card.addrlen = (uint32_t)len;
-  note_shm_region(card.addr, len);
+  size_t len = sizeof ofi.card.addr;
+  if ((rc = fi_getname(&ofi.ep->fid, ofi.card.addr, &len))) ofi_fatal_rc("fi_getname", rc);
+  ofi.card.addrlen = (uint32_t)len;
+  note_shm_region(ofi.card.addr, len);
   ofi.peers = gasneti_calloc(gasneti_nodes, sizeof *ofi.peers);
   for (int r = 0; r < (int)gasneti_nodes; r++)
     ofi.peers[r].network = r != gasneti_mynode && !gasneti_pshm_reach[r];
-  /* Peers look it up the first time they talk to this rank (ofi_meet). */
-  gasneti_bootstrap_publish(&card, sizeof card);
+  /* On shm every peer is met at once (gasnetc_init), so its card goes out now, without the
+   * segment; elsewhere at attach, with it (gasnetc_attach). */
+  ofi.cards_at_init = ofi.shm_region[0] != 0;
+  if (ofi.cards_at_init) gasneti_bootstrap_publish(&ofi.card, sizeof ofi.card);
 }
 
 /* One meeting at a time: two threads meeting one peer at once look it up once. */
@@ -262,6 +288,7 @@ void ofi_meet(int r) {
   int got = fi_av_insert(ofi.av, card.addr, 1, &addr, 0, NULL);
   if (got == 1) {
     p->addr = addr;
+    if (card.has_seg) p->seg_base = card.seg.base, p->seg_key = card.seg.key;
     if (ended) p->finished = true; /* it returned from main: nothing will go to it */
     atomic_store_explicit(&p->met, true, memory_order_release);
   }

@@ -44,18 +44,21 @@ static inline uint32_t ofi_msg_bytes(int nargs, uint32_t chunk) {
 }
 
 /* What each rank tells the others at start-up (through the bootstrap): the providers it can
- * use, then (once all agree on one) its endpoint's address, and at attach its segment. */
-enum { OFI_PROVIDERS_MAX = 248, OFI_ADDR_MAX = 248 };
+ * use, each as a hash of its name (a rank maps the agreed hash back to its own name: 64 bytes
+ * a rank instead of the names), then its card: its endpoint's address and, on every provider
+ * but shm, its segment (the card is made at attach and looked up on first contact). */
+enum { OFI_OFFERS_MAX = 16, OFI_ADDR_MAX = 248 };
 typedef struct {
-  char providers[OFI_PROVIDERS_MAX]; /* names, '\n'-separated, in libfabric's order */
+  uint32_t hash[OFI_OFFERS_MAX]; /* in libfabric's order; 0: no more */
 } ofi_offer_t;
-typedef struct {
-  uint32_t addrlen;
-  uint32_t pad;
-  uint8_t addr[OFI_ADDR_MAX];
-} ofi_card_t;
 typedef struct {
   uint64_t base, size, key;
 } ofi_segcard_t;
+typedef struct {
+  uint32_t addrlen;
+  uint32_t has_seg; /* seg is this rank's segment (else it comes in an exchange at attach) */
+  ofi_segcard_t seg;
+  uint8_t addr[OFI_ADDR_MAX];
+} ofi_card_t;
 
 #endif

@@ -24,7 +24,7 @@ typedef struct {
 } gasneti_credits_t;
 
 /* From GASNET_AM_CREDITS_PP, _TOTAL (negative: computed, min(256, ranks * pp)) and _SLACK
- * (clamped as said above). */
+ * (negative: computed, _PP / 3 and at most 4; clamped as said above). */
 bool gasneti_credits_init(gasneti_credits_t *c, int nranks, int pp, int total, int slack);
 void gasneti_credits_fini(gasneti_credits_t *c);
 /* gasneti_credits_init from this job's knobs; out of memory is fatal, naming the conduit. */
