@@ -88,6 +88,19 @@ def test_a_peer_met_after_it_exited_is_reported_and_not_waited_for(build, tmp_pa
         result.describe()
 
 
+def test_a_rank_that_banked_a_peers_credits_tells_it_that_it_finished(build, tmp_path):
+    """Rank 0 sends rank 1 two requests whose handler sends no reply: rank 1 banks their
+    credits (up to GASNET_AM_CREDITS_SLACK, 4 by default) and returns from main having sent
+    rank 0 nothing, so it never looked rank 0 up. Once it is gone rank 0 sends it 40 more: more
+    than the credits left (GASNET_AM_CREDITS_PP, 12). Rank 1 must have told rank 0 that it
+    finished (it met rank 0 on its way out), or rank 0 waits for those credits for good."""
+    result = build.job(2, "first_contact_test", "banked", str(tmp_path),
+                       env=on_demand_env(build), timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert "rank 1 leaves" in result.stdout, result.describe()
+    assert "rank 0 sent to rank 1 after it left" in result.stdout, result.describe()
+
+
 def test_a_peer_that_left_without_meeting_this_rank_is_not_waited_for(build):
     """Rank 0 looks rank 1 up while rank 1 computes, then sends it a first request; rank 1
     returns from main without a GASNet call, so it never met rank 0 and tells it nothing. ibv's

@@ -114,6 +114,7 @@ bool gasneti_bootstrap_lookup(int rank, void *card, size_t len) {
   pthread_mutex_unlock(&channel_lock);
   if (!found)
     gasneti_fatalerror("the %s spawner has no address card for rank %d (it ended before "
-                       "gasnet_init finished?)", gasneti_boot->name, rank);
+                       "publishing one, in gasnet_init or gasnet_attach?)", gasneti_boot->name,
+                       rank);
   return ended != 0;
 }

@@ -18,10 +18,16 @@
  *               first request at once (looking it up while it still runs) and returns once the
  *               request is out or dropped. Rank 1 never met rank 0, so it tells rank 0 nothing
  *               when it leaves: rank 0 must find out (from the spawner), not wait for good.
- * Usage: first_contact_test all | exited DIR | busy SECONDS | vanish SECONDS */
+ *   banked DIR  rank 0 sends rank 1 two requests whose handler sends no reply (rank 1 banks
+ *               their credits: GASNET_AM_CREDITS_SLACK), and rank 1 returns from main once
+ *               both ran, having sent rank 0 nothing; once rank 1's process is gone (as in
+ *               exited), rank 0 sends it 40 more. Rank 1 must have told rank 0 that it
+ *               finished (it heard from rank 0), or rank 0 waits for good for credits.
+ * Usage: first_contact_test all | exited DIR | busy SECONDS | vanish SECONDS | banked DIR */
 #include <time.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +35,15 @@
 
 #include "test_util.h"
 
-enum { H_PING = 201, H_PONG = 202 };
+enum { H_PING = 201, H_PONG = 202, H_NOTE = 203 };
 static volatile int pongs;
 static volatile int pinged_by;
+static volatile int noted;
+
+static void note_handler(gasnet_token_t t, gasnet_handlerarg_t from) {
+  (void)t, (void)from;
+  noted++;
+}
 
 static void ping_handler(gasnet_token_t t, gasnet_handlerarg_t from) {
   pinged_by++;
@@ -64,8 +76,9 @@ static int gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
 int main(int argc, char **argv) {
   GASNET_SAFE(gasnet_init(&argc, &argv));
   gasnet_handlerentry_t handlers[] = {{H_PING, (void (*)(void))ping_handler},
-                                      {H_PONG, (void (*)(void))pong_handler}};
-  GASNET_SAFE(gasnet_attach(handlers, 2, 65536, 0));
+                                      {H_PONG, (void (*)(void))pong_handler},
+                                      {H_NOTE, (void (*)(void))note_handler}};
+  GASNET_SAFE(gasnet_attach(handlers, 3, 65536, 0));
   gasnet_node_t me = gasnet_mynode(), n = gasnet_nodes();
   const char *mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "all")) {
@@ -75,9 +88,13 @@ int main(int argc, char **argv) {
     /* The others' requests to this rank may still be on their way: stay for them. */
     GASNET_BLOCKUNTIL(pinged_by == (int)n - 1);
     printf("first_contact_test: rank %d met %d peers\n", (int)me, (int)n - 1);
-  } else if (!strcmp(mode, "exited") && argc > 2 && n >= 2) {
+  } else if ((!strcmp(mode, "exited") || !strcmp(mode, "banked")) && argc > 2 && n >= 2) {
+    bool banked = !strcmp(mode, "banked");
     char path[4096], tmp[4096];
     snprintf(path, sizeof path, "%s/pid", argv[2]);
+    if (me == 0 && banked)
+      for (int i = 0; i < 2; i++) GASNET_SAFE(gasnet_AMRequestShort1(1, H_NOTE, 0));
+    if (me == 1 && banked) GASNET_BLOCKUNTIL(noted == 2);
     if (me == 1) {
       snprintf(tmp, sizeof tmp, "%s/pid.tmp", argv[2]);
       FILE *f = fopen(tmp, "w");
@@ -96,9 +113,16 @@ int main(int argc, char **argv) {
           fclose(f);
         }
         if (pid <= 0) usleep(1000);
+        /* Banked: the requests must get out, and rank 1's notice in (GASNet progresses only
+         * inside its calls). */
+        if (banked) GASNET_SAFE(gasnet_AMPoll());
       }
-      while (!gone((pid_t)pid)) usleep(1000);
-      GASNET_SAFE(gasnet_AMRequestShort1(1, H_PING, 0));
+      while (!gone((pid_t)pid)) {
+        usleep(1000);
+        if (banked) GASNET_SAFE(gasnet_AMPoll());
+      }
+      for (int i = 0; i < (banked ? 40 : 1); i++)
+        GASNET_SAFE(gasnet_AMRequestShort1(1, banked ? H_NOTE : H_PING, 0));
       printf("first_contact_test: rank 0 sent to rank 1 after it left\n");
     }
   } else if (!strcmp(mode, "busy") && argc > 2 && n >= 2) {
@@ -122,7 +146,7 @@ int main(int argc, char **argv) {
     }
   } else {
     fprintf(stderr, "usage: first_contact_test all | exited DIR | busy SECONDS | vanish SECONDS "
-                    "(exited, busy and vanish need 2 ranks)\n");
+                    "| banked DIR (all but all need 2 ranks)\n");
     gasnet_exit(2);
   }
   fflush(stdout);

@@ -203,6 +203,9 @@ bool ofi_arrive(ofi_rbuf_t *r, uint8_t *data, uint32_t len) {
   if (len < sizeof *m || m->src >= gasneti_nodes || !ofi.peers[m->src].network)
     return bad("not from a rank this conduit carries", len >= sizeof *m ? (int)m->src : -1);
   if (m->credits) gasneti_credit_returned(&ofi.credits, (int)m->src, m->credits);
+  _Atomic bool *heard = &ofi.peers[m->src].heard;
+  if (!atomic_load_explicit(heard, memory_order_relaxed))
+    atomic_store_explicit(heard, true, memory_order_relaxed);
   if (ofi.arrived_count == ofi.arrived_cap) { /* grow; rare, bounded by the receive buffers */
     uint32_t cap = ofi.arrived_cap ? 2 * ofi.arrived_cap : 64;
     ofi_arrived_t *a = gasneti_malloc(cap * sizeof *a);

@@ -257,6 +257,13 @@ void gasnetc_fini(void) {
   double until = now() + 1.0;
   while (ofi.ops_busy && now() < until) gasnetc_poll(GASNETI_POLL_REPLIES);
   ofi.in_exit = true;
+  /* A peer whose requests this rank only banked credits for (up to GASNET_AM_CREDITS_SLACK of
+   * them, no hidden reply yet) was never sent to, so never met: it must still hear that this
+   * rank finished, or its next requests would wait for credits that never come back. */
+  for (int r = 0; r < (int)gasneti_nodes; r++)
+    if (atomic_load_explicit(&ofi.peers[r].heard, memory_order_relaxed) &&
+        !atomic_load_explicit(&ofi.peers[r].met, memory_order_acquire))
+      ofi_meet_peer(r, true);
   if (!take_lock_briefly()) return;
   for (int r = 0; r < (int)gasneti_nodes; r++)
     if (ofi.peers[r].met && !ofi.peers[r].finished) ofi_send_ctrl(r, OFI_CTRL_FIN, 0);

@@ -60,6 +60,9 @@ typedef struct {
 typedef struct {
   fi_addr_t addr; /* in the address vector once met (ofi_meet) */
   _Atomic bool met; /* its address card was looked up and inserted: set once, under ofi_lock */
+  /* A message from it arrived (set under ofi_lock): a peer this rank never sent to may still
+   * be owed its "finished" notice (gasnetc_fini). */
+  _Atomic bool heard;
   bool network;   /* reached through this conduit (not self, not a supernode peer) */
   bool finished;  /* it returned from main: nothing more goes to it, its errors are moot */
   uint64_t seg_base, seg_key; /* its segment: where RMA goes, with which key */
@@ -162,8 +165,10 @@ void ofi_failed(ofi_op_t *op, int err, int prov_errno, const void *err_data, siz
 /* ofi_am.c */
 void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
 /* First contact (ofi_open.c): the peer's address card looked up from the spawner and inserted
- * into the address vector; call without ofi_lock held (the lookup may block). */
-void ofi_meet(int peer);
+ * into the address vector; call without ofi_lock held (the lookup may block). A peer that has
+ * ended already is marked finished, with a warning unless quiet. */
+void ofi_meet_peer(int peer, bool quiet);
+static inline void ofi_meet(int peer) { ofi_meet_peer(peer, false); }
 /* Whether peer has ended (or finished) while this rank waited *since (0: the wait starts now)
  * to send to it; asks the spawner at most once a second. Call without ofi_lock. */
 bool ofi_gone(int peer, double *since);

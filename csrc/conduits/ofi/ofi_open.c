@@ -270,7 +270,7 @@ void ofi_open(void) {
 /* One meeting at a time: two threads meeting one peer at once look it up once. */
 static pthread_mutex_t meet_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void ofi_meet(int r) {
+void ofi_meet_peer(int r, bool quiet) {
   ofi_peer_t *p = &ofi.peers[r];
   if (!p->network) gasneti_fatalerror("internal: ofi has no network path to rank %d", r);
   pthread_mutex_lock(&meet_lock);
@@ -298,7 +298,7 @@ void ofi_meet(int r) {
     gasneti_fatalerror("ofi: the address of rank %d (host %s) is not one provider '%s' "
                        "(domain %s) can reach", r, gasneti_host_name((gasnet_node_t)r),
                        ofi.provider, ofi.device);
-  if (ended)
+  if (ended && !quiet)
     gasneti_warning("ofi: rank %d had already exited when this rank first sent to it: what "
                     "is sent to it is dropped", r);
 }
