@@ -33,11 +33,14 @@ static bool bad(const char *why, int src) {
 /* What a message says of itself against what arrived; false drops it. */
 static bool valid(const gasnetc_mpi_msg_t *m, uint32_t len, int src) {
   if (m->category > GASNETI_AM_LONG || m->nargs > 16) return bad("bad category or arguments", src);
-  uint32_t head = gasnetc_mpi_head_bytes(m->nargs);
+  bool compact = gasnetc_mpi_compact(m->category, m->flags);
+  uint32_t head = gasnetc_mpi_head_bytes(compact, m->nargs);
+  if (compact) /* a Short: its header's first 8 bytes and its arguments, nothing else */
+    return (len == head && !(m->flags & (MPIC_DIRECT | GASNETI_AM_FRAG | GASNETI_AM_TAIL))) ||
+           bad("a Short's length or flags", src);
   bool direct = m->flags & MPIC_DIRECT;
   if (head > len || len - head != (direct ? 0 : m->chunk)) return bad("length", src);
   if (direct && (m->category != GASNETI_AM_LONG || !m->chunk)) return bad("direct payload", src);
-  if (m->category == GASNETI_AM_SHORT && m->chunk) return bad("a Short with a payload", src);
   if (m->category == GASNETI_AM_MEDIUM && (m->nbytes > GASNETC_MAX_MEDIUM || m->chunk != m->nbytes))
     return bad("Medium length", src);
   if (m->category == GASNETI_AM_LONG) {
@@ -54,12 +57,14 @@ static bool valid(const gasnetc_mpi_msg_t *m, uint32_t len, int src) {
 static void run(int src, const gasnetc_mpi_msg_t *m) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   bool reply = m->flags & MPIC_REPLY;
+  /* A Short's header has no nbytes, chunk or dst (mpi_wire.h): they are 0. */
+  bool compact = gasnetc_mpi_compact(m->category, m->flags);
   gasneti_am_t am = {.category = m->category, .handler = m->handler, .nargs = m->nargs,
                      .flags = m->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL),
-                     .nbytes = m->nbytes, .chunk = m->chunk,
-                     .args = (const gasnet_handlerarg_t *)MPIC_ARGS(m),
-                     .payload = (const uint8_t *)m + gasnetc_mpi_head_bytes(m->nargs),
-                     .dst = m->dst};
+                     .nbytes = compact ? 0 : m->nbytes, .chunk = compact ? 0 : m->chunk,
+                     .args = (const gasnet_handlerarg_t *)gasnetc_mpi_args(m),
+                     .payload = (const uint8_t *)m + gasnetc_mpi_head_bytes(compact, m->nargs),
+                     .dst = compact ? 0 : m->dst};
   gasneti_token_t token = {.src = (gasnet_node_t)src, .is_request = !reply};
   if (am.flags & GASNETI_AM_FRAG) {
     gasneti_am_deliver(NULL, &am); /* a copy into place; no handler, no credit */
@@ -145,7 +150,9 @@ static int receive(int slot, int src, uint32_t len, int which) {
   gasnetc_mpi_msg_t *m = (gasnetc_mpi_msg_t *)buf;
   if (src < 0 || src >= (int)gasneti_nodes || src == (int)gasneti_mynode)
     return bad("not from another rank of the job", src);
-  if (len < sizeof *m) return bad("shorter than a header", src);
+  if (len < MPIC_SHORT_HEAD ||
+      (!gasnetc_mpi_compact(m->category, m->flags) && len < sizeof *m))
+    return bad("shorter than a header", src);
   if (!s->peers[src].network) { /* a supernode peer: the exit's runtime messages only */
     if ((m->flags & MPIC_CTRL) && len == sizeof *m) control(src, m);
     else bad("an AM from a rank of this supernode", src);
@@ -157,10 +164,10 @@ static int receive(int slot, int src, uint32_t len, int which) {
     return 0;
   }
   bool ok = valid(m, len, src);
-  if (m->flags & MPIC_DIRECT) {
+  if ((m->flags & MPIC_DIRECT) && !gasnetc_mpi_compact(m->category, m->flags)) {
     bool frag = m->flags & GASNETI_AM_FRAG;
     if (!take_direct(m, src, ok) || frag) return 0; /* a leading piece: it is in place */
-    len = gasnetc_mpi_head_bytes(m->nargs);
+    len = gasnetc_mpi_head_bytes(false, m->nargs);
   } else if (!ok) {
     return 0;
   }

@@ -68,7 +68,8 @@ void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_tok
   if (!reply && !(am->flags & GASNETI_AM_FRAG) &&
       !gasneti_credit_wait(&s->credits, MPIC_LOCK, dest, &p->finished, gasnetc_mpi_poll, which))
     return; /* it returned from main: nobody will ever read this */
-  uint32_t head = gasnetc_mpi_head_bytes(am->nargs);
+  bool compact = am->category == GASNETI_AM_SHORT; /* mpi_wire.h */
+  uint32_t head = gasnetc_mpi_head_bytes(compact, am->nargs);
   uint32_t chunk = am->category == GASNETI_AM_SHORT ? 0 : am->chunk;
   bool stable = am->flags & GASNETI_AM_STABLE;
   bool direct = am->category == GASNETI_AM_LONG && chunk >= MPIC_DIRECT_MIN;
@@ -91,7 +92,7 @@ void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_tok
                                               (am->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL))),
                            .credits = (uint16_t)gasneti_credit_collect(&s->credits, dest),
                            .nbytes = am->nbytes, .chunk = chunk, .dst = am->dst};
-  if (am->nargs) memcpy(buf + sizeof *m, am->args, 4u * am->nargs);
+  if (am->nargs) memcpy(buf + (compact ? MPIC_SHORT_HEAD : sizeof *m), am->args, 4u * am->nargs);
   if (inline_payload) memcpy(buf + head, am->payload, chunk);
   post(slot, dest, buf, inline_payload ? head + chunk : head, zcopy ? am->payload : NULL,
        zcopy ? chunk : 0);
