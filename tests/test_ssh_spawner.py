@@ -259,6 +259,10 @@ def test_v_stamps_each_step_of_start_up(cluster, udp_opt):
     assert collectives and collectives[0].startswith("bootstrap collective 0 done: "), steps
     # (blobs are per rank, of one size for every rank within a collective)
     assert all(int(re.search(r"(\d+) bytes", c)[1]) % 8 == 0 for c in collectives), collectives
+    # Ranks group into hosts by a hash of the host's name, and each name then comes cut among
+    # its host's ranks (issue 36): in all a rank receives less than every rank's name would take
+    # alone (64 bytes a rank), where each rank's name used to come to every rank.
+    assert sum(int(re.search(r"(\d+) bytes", c)[1]) for c in collectives) < 64 * 8, collectives
     times = [t for t, _ in stamps]
     assert times == sorted(times) and times[0] > 0, stamps
     quiet = launch(cluster, udp_opt, ["-n", "8", "-H", ",".join(hosts),

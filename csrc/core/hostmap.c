@@ -5,6 +5,7 @@
 
 #include "gasnet_internal.h"
 #include "knobs.h"
+#include "siphash.h"
 
 gasnet_node_t *gasneti_host_of, *gasneti_supernode_of;
 gasnet_node_t gasneti_host_count, gasneti_supernode_count;
@@ -20,13 +21,24 @@ const char *gasneti_host_name(gasnet_node_t rank) { return host_names[gasneti_ho
 
 int gasneti_host_cpus;
 
-/* What each rank says of itself: its host's name, and the CPUs it may run on (the first 128;
- * bit 127 set means "more": then the host's count stays unknown). */
+/* What each rank says of itself: its host's name as a key, and the CPUs it may run on (the
+ * first 128; bit 127 set means "more": then the host's count stays unknown). The key is the
+ * name's length in its top byte and a hash of the name below: ranks are grouped by key, and the
+ * names themselves follow cut among each host's ranks (names_by_slices), so that a rank
+ * receives a host's name once rather than once per rank of it (docs/scale.md). */
 enum { NAMELEN = sizeof gasneti_hostname };
 typedef struct {
-  char name[NAMELEN];
+  uint64_t key;
   uint64_t cpus[2];
 } host_card_t;
+
+static size_t name_len(const char *name) { return strnlen(name, NAMELEN - 1); }
+
+static uint64_t name_key(const char *name) {
+  static const uint8_t no_key[16]; /* a hash, not a secret */
+  size_t len = name_len(name);
+  return ((uint64_t)len << 56) | (gasneti_siphash24(no_key, name, len) >> 8);
+}
 
 static void my_cpus(uint64_t cpus[2]) {
   cpu_set_t set;
@@ -42,7 +54,7 @@ static void my_cpus(uint64_t cpus[2]) {
 static int host_cpus(const host_card_t *cards, int n, int me) {
   uint64_t all[2] = {0, 0};
   for (int r = 0; r < n; r++) {
-    if (strncmp(cards[r].name, cards[me].name, NAMELEN)) continue;
+    if (gasneti_host_of[r] != gasneti_host_of[me]) continue;
     if ((cards[r].cpus[1] >> 63) || !(cards[r].cpus[0] | cards[r].cpus[1])) return 0;
     all[0] |= cards[r].cpus[0];
     all[1] |= cards[r].cpus[1];
@@ -50,45 +62,118 @@ static int host_cpus(const host_card_t *cards, int n, int me) {
   return __builtin_popcountll(all[0]) + __builtin_popcountll(all[1]);
 }
 
+/* Numbers the hosts in the order of their lowest rank: ranks of one key (and, given names,
+ * of one name) share a host. A hash table: 100,000 ranks on 10,000 hosts group in one pass.
+ * Returns the number of hosts; first_of[h] is host h's lowest rank. */
+static int group(int n, const uint64_t *keys, const char *names, int *first_of) {
+  size_t cap = 16;
+  while (cap < 2 * (size_t)n) cap *= 2;
+  int *slot = gasneti_calloc(cap, sizeof(int)); /* a host's number + 1; 0: free */
+  int hosts = 0;
+  for (int r = 0; r < n; r++) {
+    size_t i = (size_t)keys[r] & (cap - 1);
+    for (;; i = (i + 1) & (cap - 1)) {
+      int h = slot[i] - 1;
+      if (h < 0) {
+        first_of[hosts] = r;
+        slot[i] = ++hosts;
+        gasneti_host_of[r] = (gasnet_node_t)(hosts - 1);
+        break;
+      }
+      int f = first_of[h];
+      if (keys[f] == keys[r] &&
+          (!names || strncmp(&names[(size_t)f * NAMELEN], &names[(size_t)r * NAMELEN], NAMELEN) == 0)) {
+        gasneti_host_of[r] = (gasnet_node_t)h;
+        break;
+      }
+    }
+  }
+  free(slot);
+  return hosts;
+}
+
+/* Every host's name, cut among its ranks: the rank i-th on its host sends bytes [i*k, (i+1)*k)
+ * of the name, k the longest name over the fewest ranks any host has (16 ranks a host with
+ * names of up to 16 characters: a byte a rank). Every rank checks every name put together
+ * against its key, on the same data: all of them agree whether two hosts' keys collided. */
+static bool names_by_slices(int n, int hosts, const uint64_t *keys, const int *first_of,
+                            char (*names)[NAMELEN]) {
+  int *size = gasneti_calloc((size_t)hosts, sizeof(int)), *pos = gasneti_calloc((size_t)n, sizeof(int));
+  for (int r = 0; r < n; r++) pos[r] = size[gasneti_host_of[r]]++;
+  int fewest = n;
+  size_t longest = 1;
+  for (int h = 0; h < hosts; h++) {
+    if (size[h] < fewest) fewest = size[h];
+    size_t len = (size_t)(keys[first_of[h]] >> 56);
+    if (len > longest) longest = len;
+  }
+  size_t k = (longest + (size_t)fewest - 1) / (size_t)fewest;
+  uint8_t *slice = gasneti_calloc(k, 1), *all = gasneti_calloc((size_t)n, k);
+  size_t from = (size_t)pos[gasneti_mynode] * k, mylen = name_len(gasneti_hostname);
+  if (from < mylen) memcpy(slice, gasneti_hostname + from, mylen - from < k ? mylen - from : k);
+  gasneti_bootstrap_exchange(slice, k, all);
+  for (int r = 0; r < n; r++) {
+    int h = gasneti_host_of[r];
+    size_t at = (size_t)pos[r] * k, len = (size_t)(keys[first_of[h]] >> 56);
+    if (at < len) memcpy(&names[h][at], &all[(size_t)r * k], len - at < k ? len - at : k);
+  }
+  bool ok = true;
+  for (int h = 0; h < hosts && ok; h++) ok = name_key(names[h]) == keys[first_of[h]];
+  free(all);
+  free(slice);
+  free(pos);
+  free(size);
+  return ok;
+}
+
 void gasneti_hostmap_build(void) {
   int n = gasneti_nodes;
-  host_card_t mine = {{0}, {0, 0}}, *cards = gasneti_calloc((size_t)n, sizeof *cards);
-  memcpy(mine.name, gasneti_hostname, NAMELEN);
+  host_card_t mine = {name_key(gasneti_hostname), {0, 0}};
+  host_card_t *cards = gasneti_calloc((size_t)n, sizeof *cards);
   my_cpus(mine.cpus);
   gasneti_bootstrap_exchange(&mine, sizeof mine, cards);
-  gasneti_host_cpus = host_cpus(cards, n, gasneti_mynode);
-  char *names = gasneti_calloc((size_t)n, NAMELEN);
-  for (int r = 0; r < n; r++) memcpy(&names[r * NAMELEN], cards[r].name, NAMELEN);
-  free(cards);
+  uint64_t *keys = gasneti_calloc((size_t)n, sizeof *keys);
+  for (int r = 0; r < n; r++) keys[r] = cards[r].key;
 
   gasneti_host_of = gasneti_calloc((size_t)n, sizeof *gasneti_host_of);
+  int *first_of_host = gasneti_calloc((size_t)n, sizeof(int));
+  int hosts = group(n, keys, NULL, first_of_host);
+  host_names = gasneti_calloc((size_t)hosts, sizeof *host_names);
+  if (!names_by_slices(n, hosts, keys, first_of_host, host_names)) {
+    /* Two hosts' keys collided (about one job in 10^13 at 10,000 hosts): every rank says its
+     * whole name, and ranks group by name. */
+    char *all = gasneti_calloc((size_t)n, NAMELEN);
+    gasneti_bootstrap_exchange(gasneti_hostname, NAMELEN, all);
+    hosts = group(n, keys, all, first_of_host);
+    free(host_names);
+    host_names = gasneti_calloc((size_t)hosts, sizeof *host_names);
+    for (int h = 0; h < hosts; h++)
+      memcpy(host_names[h], &all[(size_t)first_of_host[h] * NAMELEN], NAMELEN - 1);
+    free(all);
+  }
+  free(keys);
+  gasneti_host_cpus = host_cpus(cards, n, gasneti_mynode);
+  free(cards);
+  gasneti_host_count = (gasnet_node_t)hosts;
+
   gasneti_supernode_of = gasneti_calloc((size_t)n, sizeof *gasneti_supernode_of);
   gasneti_host_local = gasneti_calloc((size_t)n, sizeof *gasneti_host_local);
   gasneti_pshm_offset = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_offset);
   gasneti_pshm_reach = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_reach);
   gasneti_pshm_direct = gasneti_calloc((size_t)n, sizeof *gasneti_pshm_direct);
   for (int r = 0; r < n; r++) gasneti_pshm_direct[r] = GASNETI_PSHM_FAR; /* until attach */
-  int *first_of_host = gasneti_calloc((size_t)n, sizeof(int));
   int *ranks_seen = gasneti_calloc((size_t)n, sizeof(int)); /* per host, so far */
   int64_t maxsize = gasneti_knob_int("GASNET_SUPERNODE_MAXSIZE");
   if (maxsize == 0) maxsize = n;
 
-  int hosts = 0, snodes = 0;
+  int snodes = 0;
   int *open_snode = gasneti_calloc((size_t)n, sizeof(int)); /* per host: its newest supernode */
   for (int r = 0; r < n; r++) {
-    int h = 0;
-    while (h < hosts && strncmp(&names[first_of_host[h] * NAMELEN], &names[r * NAMELEN], NAMELEN))
-      h++;
-    if (h == hosts) first_of_host[hosts++] = r;
-    gasneti_host_of[r] = (gasnet_node_t)h;
+    int h = gasneti_host_of[r];
     /* Every maxsize-th rank of a host opens the host's next supernode. */
     if (ranks_seen[h]++ % maxsize == 0) open_snode[h] = snodes++;
     gasneti_supernode_of[r] = (gasnet_node_t)open_snode[h];
   }
-  gasneti_host_count = (gasnet_node_t)hosts;
-  host_names = gasneti_calloc((size_t)hosts, sizeof *host_names);
-  for (int h = 0; h < hosts; h++)
-    snprintf(host_names[h], sizeof host_names[h], "%.63s", &names[first_of_host[h] * NAMELEN]);
   gasneti_supernode_count = (gasnet_node_t)snodes;
 
   gasnet_node_t me = gasneti_mynode;
@@ -111,5 +196,4 @@ void gasneti_hostmap_build(void) {
   free(open_snode);
   free(ranks_seen);
   free(first_of_host);
-  free(names);
 }
