@@ -92,10 +92,20 @@ static int group(int n, const uint64_t *keys, const char *names, int *first_of) 
   return hosts;
 }
 
+/* A second hash of a name, independent of its key's: what each rank says its own host's name
+ * is alongside its slice, against which every name put together is checked. */
+static uint16_t name_check(const char *name) {
+  static const uint8_t other_key[16] = {1};
+  return (uint16_t)gasneti_siphash24(other_key, name, name_len(name));
+}
+
 /* Every host's name, cut among its ranks: the rank i-th on its host sends bytes [i*k, (i+1)*k)
  * of the name, k the longest name over the fewest ranks any host has (16 ranks a host with
- * names of up to 16 characters: a byte a rank). Every rank checks every name put together
- * against its key, on the same data: all of them agree whether two hosts' keys collided. */
+ * names of up to 16 characters: a byte a rank), and a 16-bit check of its whole name. Two
+ * hosts whose keys collided look like one here; the name put together is then one of theirs
+ * at best, and a rank of the other says a check that does not match it (but for one collision
+ * of the checks in 65,536). Every rank checks every rank's check, on the same data: all of them
+ * agree whether a collision happened. */
 static bool names_by_slices(int n, int hosts, const uint64_t *keys, const int *first_of,
                             char (*names)[NAMELEN]) {
   int *size = gasneti_calloc((size_t)hosts, sizeof(int)), *pos = gasneti_calloc((size_t)n, sizeof(int));
@@ -107,20 +117,26 @@ static bool names_by_slices(int n, int hosts, const uint64_t *keys, const int *f
     size_t len = (size_t)(keys[first_of[h]] >> 56);
     if (len > longest) longest = len;
   }
-  size_t k = (longest + (size_t)fewest - 1) / (size_t)fewest;
-  uint8_t *slice = gasneti_calloc(k, 1), *all = gasneti_calloc((size_t)n, k);
+  size_t k = (longest + (size_t)fewest - 1) / (size_t)fewest, blob = k + 2;
+  uint8_t *mine = gasneti_calloc(blob, 1), *all = gasneti_calloc((size_t)n, blob);
   size_t from = (size_t)pos[gasneti_mynode] * k, mylen = name_len(gasneti_hostname);
-  if (from < mylen) memcpy(slice, gasneti_hostname + from, mylen - from < k ? mylen - from : k);
-  gasneti_bootstrap_exchange(slice, k, all);
+  if (from < mylen) memcpy(mine, gasneti_hostname + from, mylen - from < k ? mylen - from : k);
+  uint16_t check = name_check(gasneti_hostname);
+  memcpy(mine + k, &check, 2);
+  gasneti_bootstrap_exchange(mine, blob, all);
   for (int r = 0; r < n; r++) {
     int h = gasneti_host_of[r];
     size_t at = (size_t)pos[r] * k, len = (size_t)(keys[first_of[h]] >> 56);
-    if (at < len) memcpy(&names[h][at], &all[(size_t)r * k], len - at < k ? len - at : k);
+    if (at < len) memcpy(&names[h][at], &all[(size_t)r * blob], len - at < k ? len - at : k);
   }
   bool ok = true;
   for (int h = 0; h < hosts && ok; h++) ok = name_key(names[h]) == keys[first_of[h]];
+  for (int r = 0; r < n && ok; r++) {
+    memcpy(&check, &all[(size_t)r * blob + k], 2);
+    ok = check == name_check(names[gasneti_host_of[r]]);
+  }
   free(all);
-  free(slice);
+  free(mine);
   free(pos);
   free(size);
   return ok;
@@ -140,8 +156,8 @@ void gasneti_hostmap_build(void) {
   int hosts = group(n, keys, NULL, first_of_host);
   host_names = gasneti_calloc((size_t)hosts, sizeof *host_names);
   if (!names_by_slices(n, hosts, keys, first_of_host, host_names)) {
-    /* Two hosts' keys collided (about one job in 10^13 at 10,000 hosts): every rank says its
-     * whole name, and ranks group by name. */
+    /* Two hosts' keys collided (about one job in 10^9 at 10,000 hosts: 5 x 10^7 pairs of
+     * hosts, 2^56 keys): every rank says its whole name, and ranks group by name. */
     char *all = gasneti_calloc((size_t)n, NAMELEN);
     gasneti_bootstrap_exchange(gasneti_hostname, NAMELEN, all);
     hosts = group(n, keys, all, first_of_host);

@@ -56,8 +56,13 @@ int gasnet_init(int *argc, char ***argv) {
   gasneti_mynode = (gasnet_node_t)gasneti_boot->rank;
   gasneti_nodes = (gasnet_node_t)gasneti_boot->size;
   snprintf(gasneti_jobid, sizeof gasneti_jobid, "%s", gasneti_boot->jobid);
-  if (gethostname(gasneti_hostname, sizeof gasneti_hostname - 1) != 0)
-    strcpy(gasneti_hostname, "localhost");
+  /* Into a buffer larger than any host name: glibc fails, rather than truncate, when the name
+   * does not fit, and every such host would have been "localhost" (one host to the map). */
+  char name[256] = "";
+  if (gethostname(name, sizeof name - 1) != 0 || !name[0]) strcpy(name, "localhost");
+  size_t len = strnlen(name, sizeof gasneti_hostname - 1); /* (a longer one is cut) */
+  memcpy(gasneti_hostname, name, len);
+  gasneti_hostname[len] = '\0';
   gasneti_exit_init();
   check_same_addresses();
   gasneti_hostmap_build();
