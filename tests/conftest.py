@@ -302,14 +302,14 @@ INSTALL_BYTECODE: set[Path] = set()
 @pytest.fixture(scope="session")
 def install_home(tmp_path_factory) -> Path:
     """A home directory whose gasnet/ is `scons install prefix=$HOME/gasnet` of this tree, as
-    README's first job makes it: one install per session (a prefix is compiled into the
-    libraries, so each new one rebuilds them), shared by test_install.py and test_readme.py.
-    It builds in a tree of its own: build/ stays what every other test runs, unchanged while
-    they run."""
+    README's first job makes it: one install per session, shared by test_install.py and
+    test_readme.py. It builds in build/, whose programs and libraries do not depend on the
+    prefix: only the install's own copies of the few sources that name the prefix (SConstruct:
+    PLACED_SOURCES) compile, into build/installed, so every other test's files stay as they
+    are."""
     home = tmp_path_factory.mktemp("home")
-    proc = subprocess.run(["scons", "-Q", f"-j{os.cpu_count() or 2}",
-                           f"builddir={home / 'build'}", f"prefix={home / 'gasnet'}", "install"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(["scons", "-Q", f"-j{os.cpu_count() or 2}", f"prefix={home / 'gasnet'}",
+                           "install"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     INSTALL_BYTECODE.update((home / "gasnet").rglob("*.pyc"))
     return home

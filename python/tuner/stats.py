@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import stats
 
 LEVEL = 0.95
 RESAMPLES = 2000
@@ -43,6 +42,9 @@ def estimate(samples: Sequence[float], seed: int) -> Estimate:
         return Estimate(med, med, med, len(x))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # Imported here: it takes a quarter of a second, which gasnet-tune's argument checks
+        # and bad-input messages should not wait for.
+        from scipy import stats
         res = stats.bootstrap((x,), _median, confidence_level=LEVEL, n_resamples=RESAMPLES,
                               method="percentile", vectorized=True,
                               random_state=np.random.default_rng(seed))
@@ -63,6 +65,7 @@ def difference(a: Sequence[float], b: Sequence[float], seed: int) -> Estimate:
         return Estimate(med, med, med, min(len(xa), len(xb)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        from scipy import stats
         res = stats.bootstrap((xa, xb), _median_difference, confidence_level=LEVEL,
                               n_resamples=RESAMPLES, method="percentile", vectorized=True,
                               random_state=np.random.default_rng(seed))

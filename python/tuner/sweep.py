@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from . import plots, report, stats
+from . import report, stats
 from .common import budget_of, conduit_of, gasnet_env, make_runner, objective_of
 from .deadline import Deadline
 from .errors import TuneError, UsageError
@@ -240,6 +240,7 @@ def sweep(args: argparse.Namespace, bin_dir: str, console: Console) -> int:
     state.save()
     doc = _document(args, state, space, objective, search, best, plan, conduit, deadline,
                     measurer.cut, baseline_failure)
+    from . import plots  # imported here: matplotlib takes a third of a second to load
     doc["plots"] = plots.write_plots(state.out_dir, doc)
     report.write(state.out_dir, doc)
     report.show(doc, console)

@@ -30,14 +30,11 @@ static bool bad(const char *why, int src) {
   return false;
 }
 
-/* What a message says of itself against what arrived; false drops it. */
+/* What a Medium's or a Long piece's header says of itself against what arrived (a Short's:
+ * receive_short); false drops it. */
 static bool valid(const gasnetc_mpi_msg_t *m, uint32_t len, int src) {
   if (m->category > GASNETI_AM_LONG || m->nargs > 16) return bad("bad category or arguments", src);
-  bool compact = gasnetc_mpi_compact(m->category, m->flags);
-  uint32_t head = gasnetc_mpi_head_bytes(compact, m->nargs);
-  if (compact) /* a Short: its header's first 8 bytes and its arguments, nothing else */
-    return (len == head && !(m->flags & (MPIC_DIRECT | GASNETI_AM_FRAG | GASNETI_AM_TAIL))) ||
-           bad("a Short's length or flags", src);
+  uint32_t head = gasnetc_mpi_head_bytes(false, m->nargs);
   bool direct = m->flags & MPIC_DIRECT;
   if (head > len || len - head != (direct ? 0 : m->chunk)) return bad("length", src);
   if (direct && (m->category != GASNETI_AM_LONG || !m->chunk)) return bad("direct payload", src);
@@ -53,9 +50,23 @@ static bool valid(const gasnetc_mpi_msg_t *m, uint32_t len, int src) {
   return true;
 }
 
+/* A message's handler ran (lock not held): the credit it brought back, or the one it owes. */
+static void settle(int src, bool reply, const gasneti_token_t *token) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  gasnetc_mpi_lock_take();
+  bool overdue = false;
+  if (reply) {
+    gasneti_credit_returned(&s->credits, src, 1);
+  } else if (!token->replied) { /* an implicit reply: the credit is owed */
+    gasneti_credit_owe(&s->credits, src);
+    overdue = gasneti_credit_overdue(&s->credits, src);
+  }
+  gasnetc_mpi_lock_drop();
+  if (overdue) gasnetc_mpi_send_ctrl(src, MPIC_CREDITS, 0, 0, true);
+}
+
 /* Runs one message (lock not held), then settles its credit. */
 static void run(int src, const gasnetc_mpi_msg_t *m) {
-  gasnetc_mpi_state_t *s = &gasnetc_mpi;
   bool reply = m->flags & MPIC_REPLY;
   /* A Short's header has no nbytes, chunk or dst (mpi_wire.h): they are 0. */
   bool compact = gasnetc_mpi_compact(m->category, m->flags);
@@ -71,16 +82,7 @@ static void run(int src, const gasnetc_mpi_msg_t *m) {
     return;
   }
   gasneti_am_deliver(&token, &am);
-  gasnetc_mpi_lock_take();
-  bool overdue = false;
-  if (reply) {
-    gasneti_credit_returned(&s->credits, src, 1);
-  } else if (!token.replied) { /* an implicit reply: the credit is owed */
-    gasneti_credit_owe(&s->credits, src);
-    overdue = gasneti_credit_overdue(&s->credits, src);
-  }
-  gasnetc_mpi_lock_drop();
-  if (overdue) gasnetc_mpi_send_ctrl(src, MPIC_CREDITS, 0, 0, true);
+  settle(src, reply, &token);
 }
 
 static void control(int src, const gasnetc_mpi_msg_t *m) {
@@ -143,6 +145,26 @@ static bool take_direct(gasnetc_mpi_msg_t *m, int src, bool ok) {
   return ok;
 }
 
+/* A Short (not runtime traffic) by the shortest way, as mpi_send.c's send_short: its header's
+ * first 8 bytes and its arguments, exactly, and no flag but the reply's. Lock held; dropped
+ * while its handler runs. Returns messages run. */
+static int receive_short(int src, const gasnetc_mpi_msg_t *m, uint32_t len, int which) {
+  if (m->nargs > 16 || len != gasnetc_mpi_head_bytes(true, m->nargs) || (m->flags & ~MPIC_REPLY))
+    return bad("a Short's length or flags", src);
+  bool reply = m->flags & MPIC_REPLY;
+  if (!reply && !(which & GASNETI_POLL_REQUESTS)) {
+    defer(src, (const uint8_t *)m, len);
+    return 0;
+  }
+  gasneti_token_t token = {.src = (gasnet_node_t)src, .is_request = !reply};
+  gasnetc_mpi_lock_drop();
+  gasneti_am_deliver_short(&token, m->handler, m->nargs,
+                           (const gasnet_handlerarg_t *)gasnetc_mpi_args(m));
+  settle(src, reply, &token);
+  gasnetc_mpi_lock_take();
+  return 1;
+}
+
 /* The message in slot (lock held; dropped while a handler runs). Returns messages run. */
 static int receive(int slot, int src, uint32_t len, int which) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
@@ -163,8 +185,9 @@ static int receive(int slot, int src, uint32_t len, int which) {
     control(src, m);
     return 0;
   }
+  if (m->category == GASNETI_AM_SHORT) return receive_short(src, m, len, which);
   bool ok = valid(m, len, src);
-  if ((m->flags & MPIC_DIRECT) && !gasnetc_mpi_compact(m->category, m->flags)) {
+  if (m->flags & MPIC_DIRECT) {
     bool frag = m->flags & GASNETI_AM_FRAG;
     if (!take_direct(m, src, ok) || frag) return 0; /* a leading piece: it is in place */
     len = gasnetc_mpi_head_bytes(false, m->nargs);

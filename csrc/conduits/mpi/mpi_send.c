@@ -59,6 +59,24 @@ static void post(int slot, int dest, const uint8_t *head, uint32_t head_len, con
   s->inflight++;
 }
 
+/* A Short by the shortest way: its 8-byte header and arguments in a slot's own buffer
+ * (mpi_wire.h). It is the AM sent most, and its round trip is what the conduit is held to
+ * against MPI's own ping-pong: every instruction here is on that path. Lock held. */
+static void send_short(gasnet_node_t dest, const gasneti_am_t *am, bool reply, int which) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  int slot = s->nfree ? s->free_slots[--s->nfree] : wait_slot(false, which);
+  uint8_t *buf = s->small + (size_t)slot * MPIC_SMALL; /* never a large buffer: see try_slot */
+  gasnetc_mpi_msg_t *m = (gasnetc_mpi_msg_t *)buf;
+  m->category = GASNETI_AM_SHORT;
+  m->handler = am->handler;
+  m->nargs = am->nargs;
+  m->flags = reply ? MPIC_REPLY : 0;
+  m->credits = (uint16_t)gasneti_credit_collect(&s->credits, dest);
+  m->pad = 0;
+  memcpy(buf + MPIC_SHORT_HEAD, am->args, 4u * am->nargs);
+  post(slot, dest, buf, gasnetc_mpi_head_bytes(true, am->nargs), NULL, 0);
+}
+
 void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   bool reply = reply_to != NULL;
@@ -68,9 +86,14 @@ void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_tok
   if (!reply && !(am->flags & GASNETI_AM_FRAG) &&
       !gasneti_credit_wait(&s->credits, MPIC_LOCK, dest, &p->finished, gasnetc_mpi_poll, which))
     return; /* it returned from main: nobody will ever read this */
-  bool compact = am->category == GASNETI_AM_SHORT; /* mpi_wire.h */
-  uint32_t head = gasnetc_mpi_head_bytes(compact, am->nargs);
-  uint32_t chunk = am->category == GASNETI_AM_SHORT ? 0 : am->chunk;
+  if (am->category == GASNETI_AM_SHORT) {
+    gasnetc_mpi_lock_take();
+    if (!p->finished) send_short(dest, am, reply, which);
+    gasnetc_mpi_lock_drop();
+    return;
+  }
+  uint32_t head = gasnetc_mpi_head_bytes(false, am->nargs); /* a whole header (mpi_wire.h) */
+  uint32_t chunk = am->chunk;
   bool stable = am->flags & GASNETI_AM_STABLE;
   bool direct = am->category == GASNETI_AM_LONG && chunk >= MPIC_DIRECT_MIN;
   bool zcopy = !direct && stable && chunk >= MPIC_ZCOPY_MIN;
@@ -92,7 +115,7 @@ void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_tok
                                               (am->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL))),
                            .credits = (uint16_t)gasneti_credit_collect(&s->credits, dest),
                            .nbytes = am->nbytes, .chunk = chunk, .dst = am->dst};
-  if (am->nargs) memcpy(buf + (compact ? MPIC_SHORT_HEAD : sizeof *m), am->args, 4u * am->nargs);
+  if (am->nargs) memcpy(buf + sizeof *m, am->args, 4u * am->nargs);
   if (inline_payload) memcpy(buf + head, am->payload, chunk);
   post(slot, dest, buf, inline_payload ? head + chunk : head, zcopy ? am->payload : NULL,
        zcopy ? chunk : 0);

@@ -72,6 +72,9 @@ int gasneti_register_client_handlers(gasnet_handlerentry_t *table, int n);
 /* Runs what a received message asks: copies Long pieces into place, then runs the handler
  * (never for a FRAG). The payload pointer stays valid until this returns. */
 void gasneti_am_deliver(gasneti_token_t *token, const gasneti_am_t *am);
+/* The same for a Short, without building a gasneti_am_t (a conduit's receive fast path). */
+void gasneti_am_deliver_short(gasneti_token_t *token, gasnet_handler_t handler, int nargs,
+                              const gasnet_handlerarg_t *args);
 
 /* Internal sends: no client-index rule, same flow control. */
 void gasneti_am_request_internal(gasnet_node_t dest, gasnet_handler_t handler, int category,

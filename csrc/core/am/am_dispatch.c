@@ -107,6 +107,26 @@ static void call_handler(gasneti_handler_fn fn, gasnet_token_t tok, int category
   }
 }
 
+/* A received message's handler, in its handler context. */
+static inline __attribute__((always_inline)) void run_handler(
+    gasneti_token_t *token, int category, gasnet_handler_t handler, void *buf, size_t nbytes,
+    int nargs, const T *args) {
+  gasneti_handler_fn fn = handlers[handler];
+  if (GASNETI_UNLIKELY(!fn))
+    gasneti_fatalerror("AM %s from rank %d names handler %d, which is not registered",
+                       token->is_request ? "request" : "reply", (int)token->src, (int)handler);
+  if (GASNETI_UNLIKELY(nargs > 16))
+    gasneti_fatalerror("AM from rank %d carries %d arguments (at most 16)", (int)token->src,
+                       nargs);
+  if (GASNETI_UNLIKELY(gasneti_trace_active) && handler >= GASNETI_HANDLER_FIRST_CLIENT)
+    gasneti_trace_am(NULL, token->is_request, category, token->src, handler, nargs, nbytes,
+                     true);
+  int saved = gasneti_am_context;
+  gasneti_am_context = token->is_request ? GASNETI_CTX_REQUEST : GASNETI_CTX_REPLY;
+  call_handler(fn, (gasnet_token_t)token, category, buf, nbytes, nargs, args);
+  gasneti_am_context = saved;
+}
+
 void gasneti_am_deliver(gasneti_token_t *token, const gasneti_am_t *am) {
   void *buf = (void *)am->payload;
   if (am->category == GASNETI_AM_LONG) {
@@ -118,18 +138,10 @@ void gasneti_am_deliver(gasneti_token_t *token, const gasneti_am_t *am) {
     if (am->flags & GASNETI_AM_TAIL)
       memcpy((uint8_t *)buf + (am->nbytes - am->chunk), am->payload, am->chunk);
   }
-  gasneti_handler_fn fn = handlers[am->handler];
-  if (GASNETI_UNLIKELY(!fn))
-    gasneti_fatalerror("AM %s from rank %d names handler %d, which is not registered",
-                       token->is_request ? "request" : "reply", (int)token->src, (int)am->handler);
-  if (GASNETI_UNLIKELY(am->nargs > 16))
-    gasneti_fatalerror("AM from rank %d carries %d arguments (at most 16)", (int)token->src,
-                       (int)am->nargs);
-  if (GASNETI_UNLIKELY(gasneti_trace_active) && am->handler >= GASNETI_HANDLER_FIRST_CLIENT)
-    gasneti_trace_am(NULL, token->is_request, am->category, token->src, am->handler, am->nargs,
-                     am->nbytes, true);
-  int saved = gasneti_am_context;
-  gasneti_am_context = token->is_request ? GASNETI_CTX_REQUEST : GASNETI_CTX_REPLY;
-  call_handler(fn, (gasnet_token_t)token, am->category, buf, am->nbytes, am->nargs, am->args);
-  gasneti_am_context = saved;
+  run_handler(token, am->category, am->handler, buf, am->nbytes, am->nargs, am->args);
+}
+
+void gasneti_am_deliver_short(gasneti_token_t *token, gasnet_handler_t handler, int nargs,
+                              const gasnet_handlerarg_t *args) {
+  run_handler(token, GASNETI_AM_SHORT, handler, NULL, 0, nargs, args);
 }
