@@ -44,13 +44,14 @@ def test_teams_split_map_barrier_and_run_every_collective(build, nranks, maxsize
 
 
 @pytest.mark.parametrize("mode,message", [
-    ("nonmember", "gasnet_coll_team_node2rank: rank 1 of the job is not a member of the team"),
-    ("badrelrank", "gasnet_coll_team_split: rank "),
+    # Every rank misuses the call at once; whichever dies first is the one reported.
+    ("nonmember", r"gasnet_coll_team_node2rank: rank [0-3] of the job is not a member of the team"),
+    ("badrelrank", r"gasnet_coll_team_split: rank "),
 ])
 def test_team_misuse_is_a_fatal_error_naming_it(opt_build, mode, message):
     result = opt_build.job(4, "team_test", mode, timeout=120)
     assert result.returncode != 0, result.describe()
-    assert message in result.stderr, result.describe()
+    assert re.search(message, result.stderr), result.describe()
     if mode == "badrelrank":
         assert "the relranks of one color must be 0..1" in result.stderr, result.describe()
 
