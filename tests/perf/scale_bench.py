@@ -12,10 +12,14 @@ per host, N = H x P):
   hello_udp_deg2     the same, out-degree 2
   hello_ofi_deg32    the same on ofi (tcp;ofi_rxm)
   mpirun_hello       mpirun -n N on the same hosts (tests/perf/mpi_hello.c)
+  mpirun_hello_sleep the same MPI hello waiting as gasnetrun's ranks do (mpi_hello.c sleep:
+                     nonblocking calls tested every 50 us, asleep in between); MPI's own
+                     polling waits never finished 512 ranks on 2 cores (docs/scale.md)
   mpirun_true        mpirun -n N of /bin/true on the same hosts: its launch alone, no MPI
                      start-up (a lower bound of any MPI job's start-to-exit; at 512 ranks on 2
                      cores it is the baseline that ends: docs/scale.md)
   ratio_udp          hello_udp_deg32 / mpirun_hello (medians of the same run; likewise ratio_ofi)
+  ratio_udp_sleep    hello_udp_deg32 / mpirun_hello_sleep
   ratio_udp_true     hello_udp_deg32 / mpirun_true
   alltoall_udp       alltoall_test (every rank to every rank) start to exit (likewise _ofi)
   barrier_udp        barrier_test (a loop of barriers) start to exit (likewise _ofi)
@@ -50,13 +54,18 @@ from netcluster import Cluster, pids_in_namespaces, why_not_available  # noqa: E
 
 BUILD = ROOT / "build"
 GASNETRUN = BUILD / "bin" / "gasnetrun"
-RESULTS = ["hello_udp_deg32", "hello_udp_deg2", "hello_ofi_deg32", "mpirun_hello", "mpirun_true",
-           "ratio_udp", "ratio_udp_true",
+RESULTS = ["hello_udp_deg32", "hello_udp_deg2", "hello_ofi_deg32", "mpirun_hello", "mpirun_hello_sleep",
+           "mpirun_true", "ratio_udp", "ratio_udp_sleep", "ratio_udp_true",
            "ratio_ofi", "alltoall_udp", "alltoall_ofi", "barrier_udp", "barrier_ofi", "rss_udp",
            "bytes_udp", "phases"]
 # ofi_rxm's bounce buffers are 16 KiB each by default, about 35 MiB in every rank: 512 ranks
 # on this one machine's 23 GiB need 4 KiB ones (11 MiB a rank; docs/scale.md).
 OFI_ENV = {"GASNET_OFI_PROVIDER": "tcp;ofi_rxm", "FI_OFI_RXM_BUFFER_SIZE": "4096"}
+# Open MPI's own settings for start-up at scale, for mpirun_hello_sleep: every process fetches
+# a peer's modex data when it first talks to it (PMIx's direct modex, as gasnetrun's on-demand
+# addresses), and MPI_Init and MPI_Finalize end without a barrier of the whole job (its waits
+# poll every 100 us: 512 of them on 2 cores starve the daemons that would end them).
+MPI_SCALE_MCA = ["--mca", "async_mpi_init", "1"]
 BARRIER_ROUNDS = "20"  # barrier_test: 20 anonymous barriers, then its 300 of other kinds
 TIMEOUT = 600
 
@@ -128,14 +137,14 @@ class Bench:
         return self.cluster.inside(1, [str(GASNETRUN), "-n", str(hosts * self.ppn), "-H",
                                        ",".join(self.cluster.hosts(hosts)), *args])
 
-    def mpirun(self, hosts: int, program: str | None = None) -> list[str]:
+    def mpirun(self, hosts: int, *program: str) -> list[str]:
         return self.cluster.inside(1, [
             "mpirun", "--allow-run-as-root", "--oversubscribe", "-n", str(hosts * self.ppn),
             "-H", ",".join(f"{h}:{self.ppn}" for h in self.cluster.hosts(hosts)),
             "--mca", "plm_rsh_args", f"-F {self.cluster.ssh_config}",
             "--mca", "btl", "self,vader,tcp",
             # (its ranks cannot block; yielding is the nearest to gasnetrun's block mode)
-            "--mca", "mpi_yield_when_idle", "1", program or str(self.mpi_hello)])
+            "--mca", "mpi_yield_when_idle", "1", *(program or [str(self.mpi_hello)])])
 
     # ---- start to exit ------------------------------------------------------------------
     def start_to_exit(self, only: list[str]) -> None:
@@ -148,10 +157,13 @@ class Bench:
             "hello_ofi_deg32": (self.gasnetrun(self.hosts, [hello["ofi"]]),
                                 {**self.env, **OFI_ENV, "GASNET_SSH_OUT_DEGREE": "32"}),
             "mpirun_hello": (self.mpirun(self.hosts), self.base),
+            "mpirun_hello_sleep": (self.mpirun(self.hosts, *MPI_SCALE_MCA, str(self.mpi_hello),
+                                               "sleep"), self.base),
             "mpirun_true": (self.mpirun(self.hosts, "/bin/true"), self.base),
         }
         needs = {"ratio_udp": ["hello_udp_deg32", "mpirun_hello"],
                  "ratio_ofi": ["hello_ofi_deg32", "mpirun_hello"],
+                 "ratio_udp_sleep": ["hello_udp_deg32", "mpirun_hello_sleep"],
                  "ratio_udp_true": ["hello_udp_deg32", "mpirun_true"]}
         wanted = [n for n in runs if n in only or any(n in needs[r] for r in needs if r in only)]
         samples: dict[str, list[float]] = {n: [] for n in wanted}
@@ -354,8 +366,7 @@ def main() -> int:
         print(f"scale_bench.py: cannot run: {why or f'{missing[0]} is not built (run: scons)'}",
               file=sys.stderr)
         return 2
-    want_mpi = any(n in only for n in ("mpirun_hello", "mpirun_true", "ratio_udp", "ratio_ofi",
-                                       "ratio_udp_true"))
+    want_mpi = any(n.startswith(("mpirun_", "ratio_")) for n in only)
     if want_mpi and not (shutil.which("mpicc") and shutil.which("mpirun")):
         return usage("mpirun_hello needs Open MPI (apt-get install openmpi-bin libopenmpi-dev), "
                      "or leave it out with --only")
