@@ -21,15 +21,17 @@ const char *gasneti_host_name(gasnet_node_t rank) { return host_names[gasneti_ho
 
 int gasneti_host_cpus;
 
-/* What each rank says of itself: its host's name as a key, and the CPUs it may run on (the
- * first 128; bit 127 set means "more": then the host's count stays unknown). The key is the
- * name's length in its top byte and a hash of the name below: ranks are grouped by key, and the
- * names themselves follow cut among each host's ranks (names_by_slices), so that a rank
- * receives a host's name once rather than once per rank of it (docs/scale.md). */
-enum { NAMELEN = sizeof gasneti_hostname };
+/* What each rank says of itself: its host's name as a key, and the CPUs it may run on as a
+ * progression (first, count, stride: all of a host's, one core, a core's hardware threads, a
+ * socket's cores), 14 bytes on the wire. The key is the name's length in its top byte and a
+ * hash of the name below: ranks are grouped by key, and the names themselves follow cut among
+ * each host's ranks (names_by_slices), so that a rank receives a host's name once rather than
+ * once per rank of it (docs/scale.md). CPUs that are no progression say only how many they
+ * are (stride 0); no affinity known, none (count 0). */
+enum { NAMELEN = sizeof gasneti_hostname, CARD_BYTES = 14 };
 typedef struct {
   uint64_t key;
-  uint64_t cpus[2];
+  uint16_t first, count, stride;
 } host_card_t;
 
 static size_t name_len(const char *name) { return strnlen(name, NAMELEN - 1); }
@@ -40,26 +42,65 @@ static uint64_t name_key(const char *name) {
   return ((uint64_t)len << 56) | (gasneti_siphash24(no_key, name, len) >> 8);
 }
 
-static void my_cpus(uint64_t cpus[2]) {
+static bool my_affinity(cpu_set_t *set) {
+  return sched_getaffinity(0, sizeof *set, set) == 0 && CPU_COUNT(set) > 0;
+}
+
+/* This rank's CPUs into its card. */
+static void my_progression(host_card_t *card) {
   cpu_set_t set;
-  cpus[0] = cpus[1] = 0;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
-  for (int c = 0; c < CPU_SETSIZE; c++)
-    if (CPU_ISSET(c, &set)) cpus[c < 127 ? c / 64 : 1] |= 1ull << (c < 127 ? c % 64 : 63);
+  card->first = card->count = card->stride = 0;
+  if (!my_affinity(&set)) return;
+  int first = -1, prev = -1, stride = 0, count = 0;
+  bool progression = true;
+  for (int c = 0; c < CPU_SETSIZE; c++) {
+    if (!CPU_ISSET(c, &set)) continue;
+    if (first < 0) first = c;
+    else if (count == 1) stride = c - prev;
+    else if (c - prev != stride) progression = false;
+    prev = c;
+    count++;
+  }
+  card->first = (uint16_t)first; /* CPU_SETSIZE (1024) keeps every value in 16 bits */
+  card->count = (uint16_t)count;
+  card->stride = (uint16_t)(!progression ? 0 : count > 1 ? stride : 1);
+}
+
+static void card_pack(const host_card_t *c, uint8_t out[CARD_BYTES]) {
+  memcpy(out, &c->key, 8);
+  memcpy(out + 8, &c->first, 2);
+  memcpy(out + 10, &c->count, 2);
+  memcpy(out + 12, &c->stride, 2);
+}
+
+static void card_unpack(const uint8_t in[CARD_BYTES], host_card_t *c) {
+  memcpy(&c->key, in, 8);
+  memcpy(&c->first, in + 8, 2);
+  memcpy(&c->count, in + 10, 2);
+  memcpy(&c->stride, in + 12, 2);
 }
 
 /* The CPUs this host's ranks may run on together: a launcher that binds each rank to a core
  * of its own (Open MPI's mpirun does for two ranks) leaves every rank one CPU, which alone
- * would make the ranks look as if they outnumbered the host's cores. 0: unknown. */
+ * would make the ranks look as if they outnumbered the host's cores. The union of the
+ * progressions; a rank whose CPUs are no progression adds only their number (as a floor), so
+ * the result is at worst too low (the ranks then yield when they need not: slower, never
+ * stuck). 0: unknown. */
 static int host_cpus(const host_card_t *cards, int n, int me) {
-  uint64_t all[2] = {0, 0};
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  int least = 0;
   for (int r = 0; r < n; r++) {
+    const host_card_t *c = &cards[r];
     if (gasneti_host_of[r] != gasneti_host_of[me]) continue;
-    if ((cards[r].cpus[1] >> 63) || !(cards[r].cpus[0] | cards[r].cpus[1])) return 0;
-    all[0] |= cards[r].cpus[0];
-    all[1] |= cards[r].cpus[1];
+    if (!c->stride) {
+      if (c->count > least) least = c->count;
+      continue;
+    }
+    for (int i = 0, cpu = c->first; i < c->count && cpu < CPU_SETSIZE; i++, cpu += c->stride)
+      CPU_SET(cpu, &all);
   }
-  return __builtin_popcountll(all[0]) + __builtin_popcountll(all[1]);
+  return CPU_COUNT(&all) > least ? CPU_COUNT(&all) : least;
 }
 
 /* Numbers the hosts in the order of their lowest rank: ranks of one key (and, given names,
@@ -144,10 +185,14 @@ static bool names_by_slices(int n, int hosts, const uint64_t *keys, const int *f
 
 void gasneti_hostmap_build(void) {
   int n = gasneti_nodes;
-  host_card_t mine = {name_key(gasneti_hostname), {0, 0}};
+  host_card_t mine = {.key = name_key(gasneti_hostname)};
+  my_progression(&mine);
+  uint8_t packed[CARD_BYTES], *wire = gasneti_calloc((size_t)n, CARD_BYTES);
+  card_pack(&mine, packed);
+  gasneti_bootstrap_exchange(packed, CARD_BYTES, wire);
   host_card_t *cards = gasneti_calloc((size_t)n, sizeof *cards);
-  my_cpus(mine.cpus);
-  gasneti_bootstrap_exchange(&mine, sizeof mine, cards);
+  for (int r = 0; r < n; r++) card_unpack(&wire[(size_t)r * CARD_BYTES], &cards[r]);
+  free(wire);
   uint64_t *keys = gasneti_calloc((size_t)n, sizeof *keys);
   for (int r = 0; r < n; r++) keys[r] = cards[r].key;
 
