@@ -62,6 +62,21 @@ extern int gasneti_snode_size, gasneti_snode_index;
 extern uintptr_t *gasneti_pshm_offset; /* per rank: add to its segment address to map it here */
 extern gasnet_seginfo_t *gasneti_seginfo;
 
+/* A count of 4 KiB pages in the 6 bytes the start-up exchanges give it (segment bases and
+ * sizes are whole pages; 2^48 pages reach past any 57-bit address): a larger count is sent as
+ * the largest that fits. */
+enum { GASNETI_PAGES_BYTES = 6 };
+static inline void gasneti_pages_put(uint8_t *out, uint64_t bytes) {
+  uint64_t pages = bytes / GASNET_PAGESIZE;
+  if (pages >> 48) pages = (1ull << 48) - 1;
+  for (int i = 0; i < GASNETI_PAGES_BYTES; i++) out[i] = (uint8_t)(pages >> (8 * i));
+}
+static inline uint64_t gasneti_pages_get(const uint8_t *in) {
+  uint64_t pages = 0;
+  for (int i = 0; i < GASNETI_PAGES_BYTES; i++) pages |= (uint64_t)in[i] << (8 * i);
+  return pages * GASNET_PAGESIZE;
+}
+
 /* Whether [addr, addr + n) lies inside rank's segment (n == 0 always does). */
 static inline bool gasneti_in_segment(gasnet_node_t rank, const void *addr, size_t n) {
   uintptr_t base = (uintptr_t)gasneti_seginfo[rank].addr, size = gasneti_seginfo[rank].size;

@@ -72,11 +72,15 @@ int gasnet_init(int *argc, char ***argv) {
   gasneti_conduit_up = true;
 
   max_local_segment = gasneti_segment_limit();
-  uint64_t mine = max_local_segment, *all = gasneti_calloc(gasneti_nodes, sizeof *all);
-  gasneti_bootstrap_exchange(&mine, sizeof mine, all);
+  /* The smallest of every rank's, as pages (a whole number of them: gasneti_segment_limit). */
+  uint8_t mine[GASNETI_PAGES_BYTES], *all = gasneti_calloc(gasneti_nodes, sizeof mine);
+  gasneti_pages_put(mine, max_local_segment);
+  gasneti_bootstrap_exchange(mine, sizeof mine, all);
   max_global_segment = max_local_segment;
-  for (int i = 0; i < gasneti_nodes; i++)
-    if (all[i] < max_global_segment) max_global_segment = (uintptr_t)all[i];
+  for (int i = 0; i < gasneti_nodes; i++) {
+    uint64_t theirs = gasneti_pages_get(all + (size_t)i * sizeof mine);
+    if (theirs < max_global_segment) max_global_segment = (uintptr_t)theirs;
+  }
   free(all);
   /* Every rank leaves that exchange at about the same moment: time 0 of the traces. */
   gasneti_trace_init(argc ? *argc : 0, argv ? *argv : NULL);
