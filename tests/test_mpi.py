@@ -150,7 +150,7 @@ def test_a_program_started_alone_is_a_one_rank_job_without_mpi(mpi):
     assert "rank 0 of 1" in proc.stdout, proc.stdout
 
 
-def test_a_program_linking_the_other_mpi_than_its_launcher_is_refused():
+def test_a_program_linking_the_other_mpi_than_its_launcher_is_refused(tmp_path):
     ompi, mpich = built("opt", "mpi", "openmpi"), built("opt", "mpi", "mpich")
     result = ompi.job(2, "mpi_interop_test-mpich", "before", "exit", env=NO_PSHM, timeout=120)
     assert result.returncode != 0, result.describe()
@@ -158,11 +158,15 @@ def test_a_program_linking_the_other_mpi_than_its_launcher_is_refused():
             "MPICH's launcher (MPIRUN_CMD), or rebuild it with Open MPI's mpicc") \
         in result.stderr, result.describe()
     # Started by Hydra, Open MPI's MPI_Init makes a singleton: only the world's size shows it.
-    result = mpich.job(2, "mpi_interop_test-openmpi", "before", "exit", env=NO_PSHM, timeout=120)
+    # Its session folder goes in TMPDIR (a fresh one here): the refused singleton finalizes.
+    result = mpich.job(2, "mpi_interop_test-openmpi", "before", "exit",
+                       env={**NO_PSHM, "TMPDIR": str(tmp_path)}, timeout=120)
     assert result.returncode != 0, result.describe()
     assert ("the launcher started 2 ranks (PMI_SIZE), but Open MPI says this job has 1: the "
             "program links Open MPI, which is not the launcher's MPI") in result.stderr, \
         result.describe()
+    left = [str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")]
+    assert not left, f"left behind in TMPDIR: {left}"
 
 
 @pytest.fixture(scope="module")

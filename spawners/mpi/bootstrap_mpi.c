@@ -245,13 +245,18 @@ const gasneti_bootstrap_t *gasneti_bootstrap_mpi_open(int *argc, char ***argv) {
    * launcher's (found out only now when it started MPI itself) runs as singletons. */
   const char *said = getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE")
                                                     : getenv("PMI_SIZE");
-  if (said && atoi(said) > 0 && atoi(said) != mpi_boot.size)
+  if (said && atoi(said) > 0 && atoi(said) != mpi_boot.size) {
+    /* The singleton MPI made is finalized first: Open MPI's keeps a session folder in the
+     * temporary directory until it finalizes, which a fatal error's exit would leave behind. */
+    mpi->finalize();
+    finalized = 1;
     gasneti_fatalerror("mpi spawner: the launcher started %s ranks (%s), but %s says this job "
                        "has %d: the program links %s, which is not the launcher's MPI (start it "
                        "with %s's launcher, or rebuild it with the launcher's mpicc)", said,
                        getenv("OMPI_COMM_WORLD_SIZE") ? "OMPI_COMM_WORLD_SIZE" : "PMI_SIZE",
                        flavour_name(flavour), mpi_boot.size, flavour_name(flavour),
                        flavour_name(flavour));
+  }
   if (provided < want) {
     const char *asked = gasneti_knob_is_set("GASNET_MPI_THREAD")
                             ? "GASNET_MPI_THREAD" : (GASNETI_THREADS ? "the PAR library's default"
