@@ -24,6 +24,8 @@
 /* Defined (1) by a conduit whose network is MPI itself (the mpi conduit): MPI may then use
  * the fastest network it finds, instead of being kept off the one another conduit drives. */
 extern const int gasnetc_mpi_is_network __attribute__((weak));
+/* Defined with it: the largest message that conduit sends but a large payload. */
+extern const unsigned gasnetc_mpi_eager_bytes __attribute__((weak));
 
 static const gasneti_mpi_ops_t *mpi;
 static gasneti_bootstrap_t mpi_boot;
@@ -169,7 +171,20 @@ static void mpi_abort(int code) {
 /* Keeps MPI's own traffic on TCP and shared memory: the fast network is the conduit's. A
  * setting the user made wins. */
 static void keep_off_fast_network(void) {
-  if (&gasnetc_mpi_is_network && gasnetc_mpi_is_network) return;
+  if (&gasnetc_mpi_is_network && gasnetc_mpi_is_network) {
+    /* Open MPI's TCP transport sends a message over its eager limit (64 KiB with its own
+     * header) by a rendezvous, whose steps a rank waiting in MPI_Test (as the conduit's do)
+     * takes only when Open MPI next looks at its sockets: 64 KiB Mediums and Long pieces
+     * across hosts each took 5-12 ms so. Its limit is raised to the conduit's largest
+     * message (the user's setting wins; a client that starts MPI before gasnet_init must
+     * set it itself). */
+    if (&gasnetc_mpi_eager_bytes && !strcmp(flavour, "openmpi")) {
+      char limit[16];
+      snprintf(limit, sizeof limit, "%u", (gasnetc_mpi_eager_bytes + 64 + 4095) & ~4095u);
+      setenv("OMPI_MCA_btl_tcp_eager_limit", limit, 0);
+    }
+    return;
+  }
   if (!strcmp(flavour, "openmpi")) {
     setenv("OMPI_MCA_pml", "ob1", 0);
     setenv("OMPI_MCA_btl", "self,vader,tcp", 0);

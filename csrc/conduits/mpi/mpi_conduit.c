@@ -19,6 +19,10 @@ uint64_t gasnetc_pinned_bytes, gasnetc_segment_cap; /* nothing is registered wit
 size_t gasnetc_long_chunk = GASNETC_MAX_MEDIUM;
 /* MPI is this conduit's network: the bootstrap leaves MPI free to choose its fastest. */
 const int gasnetc_mpi_is_network = 1;
+/* Its largest message but a Long's stable piece: MPI should send each of these at once, not
+ * by a rendezvous (the bootstrap raises Open MPI's TCP eager limit to it). */
+const unsigned gasnetc_mpi_eager_bytes =
+    ((sizeof(gasnetc_mpi_msg_t) + 4u * 16 + 7u) & ~7u) + GASNETC_MAX_MEDIUM; /* MPIC_MAX_MESSAGE */
 
 double gasnetc_mpi_now(void) {
   struct timespec ts;
