@@ -185,3 +185,15 @@ def test_par_handlers_replying_with_1mib_longs_complete(build, maxsize):
     env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else None
     result = build.job(2, "par_long_test", "2", "8", mode="par", env=env, timeout=300)
     assert_all_ok(result, "par_long_test", 2)
+
+
+def test_am_test_largest_long_is_a_checked_size(opt_build):
+    """'am_test largest BYTES' (the many-ranks-on-few-cores jobs use it) makes BYTES the
+    largest Long, and a size out of MaxMedium..MaxLong is refused naming it and the range."""
+    result = opt_build.job(2, "am_test", "largest", "262144")
+    assert_all_ok(result, "am_test", 2)
+    for bad in ("1000", "99999999999", "64k"):
+        result = opt_build.job(2, "am_test", "largest", bad)
+        assert result.returncode != 0, result.describe()
+        assert re.search(rf"largest {bad}: expected a size in bytes from 65536 to \d+",
+                         result.stderr), result.describe()

@@ -117,9 +117,10 @@ def test_64_ranks_on_4_hosts(cluster, udp_opt):
         assert host == f"h{rank // 16 + 1}", f"rank {rank} ran on {host}"
         assert value == "block"
     assert Counter(host for _, host, *_ in lines) == {f"h{i}": 16 for i in range(1, 5)}
-    # rma_test's largest transfer 256 KiB: with 64 ranks on 2 cores, checking every byte of its
-    # 4 MiB transfers took most of a 40 s run, and proves nothing more across hosts.
-    for program, args in (("am_test", []), ("rma_test", ["largest", "262144"]),
+    # rma_test's largest transfer and am_test's largest Long 256 KiB: with 64 ranks on 2 cores,
+    # checking every byte of their 4 MiB transfers took most of a 40 s run, and proves nothing
+    # more across hosts.
+    for program, args in (("am_test", ["largest", "262144"]), ("rma_test", ["largest", "262144"]),
                           ("barrier_test", ["100"])):
         result = launch(cluster, udp_opt, ["-n", "64", "-H", hosts,
                                            udp_opt.test_program(program), *args])
@@ -170,10 +171,11 @@ def test_ofi_across_hosts(cluster, provider):
     # job's 240 s beside stress-ng (8 ranks on 2 cores, every piece an fi_write or fi_read).
     programs = [("am_test", []), ("rma_test", []), ("barrier_test", ["50"]), ("vis_test", ["50"])]
     # rxd moves bulk data slowly (at most 32 operations in flight): on it rma_test's largest
-    # transfer is 256 KiB (its 4 MiB ones took 50 of the test's 90 s; one host's job suite runs
-    # them), and VIS, whose transfers are rma_test's puts and gets, runs on tcp;ofi_rxm only.
+    # transfer and am_test's largest Long are 256 KiB (rma_test's 4 MiB ones took 50 of the
+    # test's 90 s; one host's job suite runs them), and VIS, whose transfers are rma_test's puts and gets, runs on tcp;ofi_rxm only.
     if "rxd" in provider:
-        programs = [("am_test", []), ("rma_test", ["largest", "262144"]), ("barrier_test", ["50"])]
+        programs = [("am_test", ["largest", "262144"]), ("rma_test", ["largest", "262144"]),
+                    ("barrier_test", ["50"])]
     for program, args in programs:
         result = launch(cluster, ofi_opt, ["-v", "-n", "8", "-H", hosts,
                                            ofi_opt.test_program(program), *args], env=env)

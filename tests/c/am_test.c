@@ -1,6 +1,8 @@
 /* am_test.c: every AM category with 0..16 arguments and payloads of 0, 1, 7, 4096, MaxMedium
  * (and MaxLong) bytes, to the right neighbour and to itself; each request handler checks what
- * arrived and replies in kind from inside the handler, and the reply handler checks again. */
+ * arrived and replies in kind from inside the handler, and the reply handler checks again.
+ * "am_test largest BYTES" makes BYTES (from MaxMedium to MaxLong) the largest Long, for jobs of
+ * many ranks on few cores, where 17 round trips of MaxLong a rank are most of the run. */
 #include <string.h>
 
 #include "test_util.h"
@@ -185,6 +187,14 @@ int main(int argc, char **argv) {
     }
   size_t medium[] = {0, 1, 7, 4096, gasnet_AMMaxMedium()};
   size_t lng[] = {0, 1, 7, 4096, gasnet_AMMaxMedium(), gasnet_AMMaxLongRequest()};
+  if (argc > 2 && strcmp(argv[1], "largest") == 0) {
+    char *end;
+    unsigned long long largest = strtoull(argv[2], &end, 10);
+    CHECK(*end == '\0' && largest >= gasnet_AMMaxMedium() && largest <= gasnet_AMMaxLongRequest(),
+          "largest %s: expected a size in bytes from %zu to %zu", argv[2], (size_t)gasnet_AMMaxMedium(),
+          (size_t)gasnet_AMMaxLongRequest());
+    lng[5] = (size_t)largest;
+  }
   memcpy(sizes[MEDIUM], medium, sizeof medium);
   memcpy(sizes[LONG], lng, sizeof lng);
   nsizes[SHORT] = 1, nsizes[MEDIUM] = 5, nsizes[LONG] = 6;
