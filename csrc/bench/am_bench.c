@@ -6,7 +6,8 @@
  * next one while serving its predecessor's (what a core-API stress program does: it is where a
  * PAR library's locks show against SEQ). Beside them, the physical baseline of the same run:
  * a cache-line round trip through shared memory (when ranks 0 and 1 share it), and on udp a
- * plain UDP ping-pong, on mpi an 8-byte MPI_Send/MPI_Recv one (raw_mpi.h), on ofi the same
+ * plain UDP ping-pong, on mpi an 8-byte MPI_Send/MPI_Recv one and the same with receives
+ * posted ahead and tested, as a polling rank must (raw_mpi.h), on ofi the same
  * provider's own ping-pong and inject flood (raw_ofi.h); on udp and mpi the raw round trip is
  * timed repeat by repeat next to the AMShort one, on ofi the raw inject flood next to the
  * AMShort flood.
@@ -58,7 +59,7 @@ static void mix_l(gasnet_token_t t, void *buf, size_t n, gasnet_handlerarg_t a) 
 static const char *const names[] = {"pshm_line_rtt", "am_short_rtt", "am_medium_rtt",
                                     "am_long_rtt", "am_short_flood", "am_short_rtt_pairs",
                                     "am_mix", "barrier", "idle_poll", "raw_udp_rtt",
-                                    "raw_ofi_rtt", "raw_mpi_rtt", NULL};
+                                    "raw_ofi_rtt", "raw_mpi_rtt", "raw_mpi_poll_rtt", NULL};
 static const char *path; /* how rank 0 reaches rank 1: pshm, or the conduit */
 
 static void report(const char *name, size_t size, double *samples, long iters) {
@@ -100,18 +101,28 @@ static void mpi_rtt_one(void *ctx) {
   char buf[8] = {0};
   raw_mpi_round_trip(ctx, buf, 8);
 }
+static void mpi_poll_rtt_one(void *ctx) {
+  char buf[8] = {0};
+  raw_mpi_poll_round_trip(ctx, buf, 8);
+}
 #endif
 
 /* udp and mpi: the AMShort round trip next to the raw one (a UDP ping-pong; an 8-byte
  * MPI_Send/MPI_Recv one), repeat by repeat (raw, then AM), so that a drift of the VM between
- * repeats moves both; am_short_vs_raw is the median of the repeats' ratios. Ranks 0 and 1. */
-static void paired_rtt(const char *raw_name, size_t raw_size, raw_rtt_fn raw_one, void *ctx,
-                       long raw_iters, long am_iters) {
-  double raw[64], am[64], ratio[64];
+ * repeats moves both; am_short_vs_raw is the median of the repeats' ratios. On mpi, poll_one
+ * (when given) is MPI's own ping-pong with receives posted ahead and tested, timed in the same
+ * repeats: am_short_vs_poll says what the AM layer adds to what MPI charges a receiver that
+ * polls. Ranks 0 and 1. */
+static void paired_rtt(const char *raw_name, size_t raw_size, raw_rtt_fn raw_one,
+                       raw_rtt_fn poll_one, void *ctx, long raw_iters, long am_iters) {
+  double raw[64], am[64], ratio[64], poll[64], poll_ratio[64];
   for (int r = -1; r < repeats; r++) {
     double t0 = now_us();
     for (long i = 0; i < raw_iters; i++) raw_one(ctx);
     double t1 = now_us();
+    if (poll_one)
+      for (long i = 0; i < raw_iters; i++) poll_one(ctx);
+    double tp = now_us();
     if (gasnet_mynode() == 1) {
       GASNET_BLOCKUNTIL(pings == (r + 2) * am_iters);
       continue;
@@ -124,13 +135,18 @@ static void paired_rtt(const char *raw_name, size_t raw_size, raw_rtt_fn raw_one
     double t2 = now_us();
     if (r < 0) continue;
     raw[r] = (t1 - t0) / (double)raw_iters;
-    am[r] = (t2 - t1) / (double)am_iters;
+    poll[r] = (tp - t1) / (double)raw_iters;
+    am[r] = (t2 - tp) / (double)am_iters;
     ratio[r] = am[r] / raw[r];
+    poll_ratio[r] = am[r] / poll[r];
   }
   if (gasnet_mynode() != 0) return;
   bench_report(raw_name, "raw", raw_size, "us", raw, raw_iters);
+  if (poll_one) bench_report("raw_mpi_poll_rtt", "raw", raw_size, "us", poll, raw_iters);
   report("am_short_rtt", 0, am, am_iters);
   bench_report_ratio("am_short_vs_raw", GASNET_CONDUIT_NAME_STR, 0, ratio, am_iters, 0);
+  if (poll_one)
+    bench_report_ratio("am_short_vs_poll", GASNET_CONDUIT_NAME_STR, 0, poll_ratio, am_iters, 0);
 }
 
 /* Every even rank ping-pongs with the next rank, all pairs at once; a repeat lasts until the
@@ -311,7 +327,7 @@ int main(int argc, char **argv) {
   if (strcmp(GASNET_CONDUIT_NAME_STR, "udp") == 0 && bench_wanted("raw_udp_rtt") &&
       raw_udp_open(&raw, seg, maxmed + 256)) {
     paired = bench_wanted("am_short_rtt");
-    if (paired) paired_rtt("raw_udp_rtt", 32, udp_rtt_one, &raw, 100000 / scale, 100000 / scale);
+    if (paired) paired_rtt("raw_udp_rtt", 32, udp_rtt_one, NULL, &raw, 100000 / scale, 100000 / scale);
     else raw_udp_rtt_bench(&raw, 32, 100000 / scale);
     raw_udp_close(&raw);
   }
@@ -332,11 +348,14 @@ int main(int argc, char **argv) {
 #endif
 #ifdef GASNET_CONDUIT_MPI
   /* On mpi, an 8-byte MPI ping-pong of the same MPI (collective: every rank opens it). */
-  const gasneti_mpi_ops_t *mpi = bench_wanted("raw_mpi_rtt") ? raw_mpi_open() : NULL;
+  const gasneti_mpi_ops_t *mpi =
+      bench_wanted("raw_mpi_rtt") || bench_wanted("raw_mpi_poll_rtt") ? raw_mpi_open() : NULL;
   if (mpi) {
     paired = bench_wanted("am_short_rtt");
     if (paired) {
-      paired_rtt("raw_mpi_rtt", 8, mpi_rtt_one, (void *)mpi, 100000 / scale, 100000 / scale);
+      paired_rtt("raw_mpi_rtt", 8, mpi_rtt_one,
+                 bench_wanted("raw_mpi_poll_rtt") ? mpi_poll_rtt_one : NULL, (void *)mpi,
+                 100000 / scale, 100000 / scale);
     } else {
       double samples[64];
       for (int r = -1; r < repeats; r++) {

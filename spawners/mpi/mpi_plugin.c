@@ -216,6 +216,12 @@ static int raw_waitall(void) {
   return MPI_Waitall(n, raw_reqs, MPI_STATUSES_IGNORE);
 }
 
+static int raw_testall(int *done) {
+  int rc = MPI_Testall(raw_live, raw_reqs, done, MPI_STATUSES_IGNORE);
+  if (!rc && *done) raw_live = 0;
+  return rc;
+}
+
 /* ---- leaving -------------------------------------------------------------------------- */
 static MPI_Request leave_req = MPI_REQUEST_NULL;
 static int leave_started;
@@ -268,4 +274,5 @@ const gasneti_mpi_ops_t gasneti_mpi_ops = {
     .raw_isend = raw_isend,
     .raw_irecv = raw_irecv,
     .raw_waitall = raw_waitall,
+    .raw_testall = raw_testall,
 };

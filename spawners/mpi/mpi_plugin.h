@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 /* Bumped whenever the table changes: a plugin of another build is refused, not misread. */
-#define GASNETI_MPI_OPS_VERSION 4
+#define GASNETI_MPI_OPS_VERSION 5
 
 /* Thread levels as the table passes them (MPI's own constants differ between MPIs). */
 enum { GASNETI_MPI_SINGLE, GASNETI_MPI_FUNNELED, GASNETI_MPI_SERIALIZED, GASNETI_MPI_MULTIPLE };
@@ -73,6 +73,9 @@ typedef struct {
   int (*raw_isend)(const void *buf, int len, int dest);
   int (*raw_irecv)(void *buf, int len, int src);
   int (*raw_waitall)(void);
+  /* Whether those in flight completed (MPI_Testall: one pass of MPI's progress when not);
+   * once they have, none is in flight. */
+  int (*raw_testall)(int *done);
 } gasneti_mpi_ops_t;
 
 /* bootstrap_mpi.c: the plugin this process loaded, or NULL (no MPI in this job). */
