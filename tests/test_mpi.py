@@ -325,6 +325,8 @@ def test_benchmarks_measure_the_raw_mpi_baselines_in_the_same_run(mpi):
         ("raw_mpi_rtt", "raw"), ("raw_mpi_poll_rtt", "raw"), ("am_short_rtt", "mpi"),
         ("am_short_vs_raw", "mpi"), ("am_short_vs_poll", "mpi")}
     assert am["raw_mpi_poll_rtt"]["size"] == 8 and am["am_short_vs_poll"]["better"] == "lower"
+    alone = bench_records(mpi, "am_bench", "raw_mpi_poll_rtt")
+    assert {(b, r["path"]) for b, r in alone.items()} == {("raw_mpi_poll_rtt", "raw")}
     rma = bench_records(mpi, "rma_bench", "raw_mpi_stream")
     assert {(b, r["path"]) for b, r in rma.items()} == {
         ("raw_mpi_stream", "raw"), ("put_nbi_bw", "am"), ("put_nbi_bw_vs_raw", "am")}
