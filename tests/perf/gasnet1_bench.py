@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""gasnet1_bench.py: the AMShort round trip of this runtime and of GASNet-1 side by side, in one run.
+
+GASNet-1 is not bundled: build it yourself (a GASNet 1.x source tree: ./Bootstrap if it has no
+configure, then configure --enable-mpi --enable-smp, and in each conduit's build folder
+`make seq testam`), and give its build folder. Repeat after repeat, for each conduit built
+there (smp-conduit/testam, mpi-conduit/testam), it runs 2 ranks of
+
+  ours      am_bench's AMShort round trip (smp: through PSHM; mpi: every rank its own
+            supernode, paired repeat by repeat with an 8-byte MPI_Send/MPI_Recv ping-pong of
+            the same MPI)
+  GASNet-1  testam's "AMShort ping-pong roundtrip ReqRep" (section A, 100,000 iterations;
+            GASNET_PSHM_NODES=2 on smp, GASNET_SUPERNODE_MAXSIZE=1 on mpi)
+
+one right after the other, and prints the medians over the repeats and the median of the
+repeats' ratios (GASNet-1's time over ours: above 1, ours is faster). The mpi conduit's MPI is
+the one GASNet-1's testam links (Open MPI's mpirun or MPICH's mpiexec.mpich starts both).
+
+usage: gasnet1_bench.py --gasnet1 BUILD_DIR [--repeats N] [--json]"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+OPENMPI = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+# MPICH's UCX, left to itself, probes transports this VM lacks.
+LAUNCHERS: dict[str, tuple[list[str], str, dict[str, str]]] = {
+    "openmpi": (["mpirun", "-n", "2"], "mpirun -n %N %C", {}),
+    "mpich": (["mpiexec.mpich", "-n", "2"], "mpiexec.mpich -n %N %C", {"UCX_TLS": "self,sm,tcp"})}
+TESTAM_LINE = re.compile(r"AMShort\s+ping-pong roundtrip ReqRep:\s+\S+ sec\s+([0-9.]+) us")
+
+
+def mpi_of(program: Path) -> str | None:
+    """Which MPI a program links (ldd), or None."""
+    libs = subprocess.run(["ldd", str(program)], capture_output=True, text=True).stdout
+    if "libmpich" in libs:
+        return "mpich"
+    if re.search(r"libmpi\.so\.\d", libs):
+        return "openmpi"
+    return None
+
+
+def run(argv: list[str], env: dict[str, str]) -> str:
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} ended with {proc.returncode}: "
+                           f"{proc.stdout[-1500:]}{proc.stderr[-1500:]}")
+    return proc.stdout
+
+
+def ours(conduit: str, env: dict[str, str]) -> dict[str, float]:
+    only = "raw_mpi_rtt,am_short_rtt" if conduit == "mpi" else "am_short_rtt"
+    out = run([str(BUILD / "bin" / "gasnetrun"), "-n", "2",
+               str(BUILD / conduit / "bench" / "am_bench-seq"), "--json", "--only", only], env)
+    return {r["bench"]: float(r["median"]) for r in map(json.loads, (
+        line for line in out.splitlines() if line.startswith("{")))}
+
+
+def theirs(testam: Path, launcher: list[str], env: dict[str, str]) -> float:
+    out = run([*launcher, str(testam), "100000", "8", "A"], env)
+    match = TESTAM_LINE.search(out)
+    if not match:
+        raise RuntimeError(f"{testam}: no AMShort ReqRep round trip in its output: {out[-1500:]}")
+    return float(match.group(1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gasnet1", required=True, type=Path,
+                        help="a GASNet-1 build folder holding <conduit>-conduit/testam")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.repeats < 1:
+        print(f"gasnet1_bench.py: --repeats {args.repeats}: must be at least 1", file=sys.stderr)
+        return 2
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GASNET_", "GASNETRUN_"))}
+    cases: list[tuple[str, Path, list[str], dict[str, str]]] = []
+    smp = args.gasnet1 / "smp-conduit" / "testam"
+    if smp.is_file() and (BUILD / "smp" / "bench" / "am_bench-seq").exists():
+        cases.append(("smp", smp, [], {**base, "GASNET_PSHM_NODES": "2"}))
+    mpi = args.gasnet1 / "mpi-conduit" / "testam"
+    flavour = mpi_of(mpi) if mpi.is_file() else None
+    if flavour and (BUILD / "mpi" / "bench" / "am_bench-seq").exists():
+        launcher, template, extra = LAUNCHERS[flavour]
+        cases.append((f"mpi ({flavour})", mpi, launcher,
+                      {**base, **OPENMPI, **extra, "MPIRUN_CMD": template,
+                       "GASNET_SUPERNODE_MAXSIZE": "1"}))
+    if not cases:
+        print(f"gasnet1_bench.py: --gasnet1 {args.gasnet1}: expected a GASNet-1 build folder "
+              "with smp-conduit/testam or mpi-conduit/testam built (make testam), and this "
+              "runtime's matching build/<conduit>/bench/am_bench-seq (scons)", file=sys.stderr)
+        return 2
+    samples: dict[str, list[float]] = {}
+    for _ in range(args.repeats):
+        for name, testam, launcher, env in cases:
+            mine = ours(name.split()[0], env)
+            other = theirs(testam, launcher, env)
+            rows = [("ours am_short_rtt_us", mine["am_short_rtt"]),
+                    ("GASNet-1 AMShort ReqRep_us", other),
+                    ("GASNet-1 / ours", other / mine["am_short_rtt"])]
+            if "raw_mpi_rtt" in mine:
+                rows += [("MPI ping-pong_us", mine["raw_mpi_rtt"]),
+                         ("ours / MPI ping-pong", mine["am_short_vs_raw"]),
+                         ("GASNet-1 / MPI ping-pong", other / mine["raw_mpi_rtt"])]
+            for row, value in rows:
+                samples.setdefault(f"{name} {row}", []).append(value)
+    for name, vals in samples.items():
+        med = statistics.median(vals)
+        if args.json:
+            print(json.dumps({"result": name, "median": med, "min": min(vals),
+                              "max": max(vals), "n": len(vals)}))
+        else:
+            print(f"{name:<44} {med:9.4f}   (min {min(vals):.4f}, max {max(vals):.4f}, "
+                  f"n={len(vals)})")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except RuntimeError as err:
+        print(f"gasnet1_bench.py: {err}", file=sys.stderr)
+        sys.exit(1)
