@@ -1,19 +1,21 @@
 #!/usr/bin/python3
-"""gasnet1_bench.py: the AMShort round trip of this runtime and of GASNet-1 side by side, in one run.
+"""gasnet1_bench.py: AM latency, AM flood and barrier of this runtime and of GASNet-1 side by side.
 
 GASNet-1 is not bundled: build it yourself (a GASNet 1.x source tree: ./Bootstrap if it has no
 configure, then configure --enable-mpi --enable-smp, and in each conduit's build folder
-`make seq testam`), and give its build folder. Repeat after repeat, for each conduit built
-there (smp-conduit/testam, mpi-conduit/testam), it runs 2 ranks of
+`make seq testam testbarrier`), and give its build folder. Repeat after repeat, for each
+conduit built there (smp-conduit/testam, mpi-conduit/testam), it runs 2 ranks of
 
-  ours      am_bench's AMShort round trip (smp: through PSHM; mpi: every rank its own
-            supernode, paired repeat by repeat with an 8-byte MPI_Send/MPI_Recv ping-pong of
-            the same MPI)
-  GASNet-1  testam's "AMShort ping-pong roundtrip ReqRep" (section A, 100,000 iterations;
-            GASNET_PSHM_NODES=2 on smp, GASNET_SUPERNODE_MAXSIZE=1 on mpi)
+  ours      am_bench's AMShort round trip, one-way AMShort flood and anonymous barrier (smp:
+            through PSHM; mpi: every rank its own supernode, the round trip paired repeat by
+            repeat with an 8-byte MPI_Send/MPI_Recv ping-pong of the same MPI)
+  GASNet-1  testam's "AMShort ping-pong roundtrip ReqRep" and "AMShort flood one-way Req"
+            (section A, 100,000 iterations) and, when built, testbarrier's anonymous barrier
+            (GASNET_PSHM_NODES=2 on smp, GASNET_SUPERNODE_MAXSIZE=1 on mpi)
 
 one right after the other, and prints the medians over the repeats and the median of the
-repeats' ratios (GASNet-1's time over ours: above 1, ours is faster). The mpi conduit's MPI is
+repeats' ratios (GASNet-1's time over ours: above 1, ours is faster). testam's round trip and
+flood are the average of one timing (am_bench's the median of its repeats). The mpi conduit's MPI is
 the one GASNet-1's testam links (Open MPI's mpirun or MPICH's mpiexec.mpich starts both).
 
 usage: gasnet1_bench.py --gasnet1 BUILD_DIR [--repeats N] [--json]"""
@@ -36,7 +38,10 @@ OPENMPI = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
 LAUNCHERS: dict[str, tuple[list[str], str, dict[str, str]]] = {
     "openmpi": (["mpirun", "-n", "2"], "mpirun -n %N %C", {}),
     "mpich": (["mpiexec.mpich", "-n", "2"], "mpiexec.mpich -n %N %C", {"UCX_TLS": "self,sm,tcp"})}
-TESTAM_LINE = re.compile(r"AMShort\s+ping-pong roundtrip ReqRep:\s+\S+ sec\s+([0-9.]+) us")
+# What each GASNet-1 test prints, by the name of the figure of ours it stands beside.
+PATTERNS = {"am_short_rtt": re.compile(r"AMShort\s+ping-pong roundtrip ReqRep:\s+\S+ sec\s+([0-9.]+) us"),
+            "am_short_flood": re.compile(r"AMShort\s+flood\s+one-way\s+Req\s*:\s+\S+ sec\s+([0-9.]+) us"),
+            "barrier": re.compile(r"Avg Anon\. Barrier latency:\s+([0-9.]+) us")}
 
 
 def mpi_of(program: Path) -> str | None:
@@ -59,19 +64,27 @@ def run(argv: list[str], env: dict[str, str]) -> str:
 
 
 def ours(conduit: str, env: dict[str, str]) -> dict[str, float]:
-    only = "raw_mpi_rtt,am_short_rtt" if conduit == "mpi" else "am_short_rtt"
+    only = "am_short_rtt,am_short_flood,barrier" + (",raw_mpi_rtt" if conduit == "mpi" else "")
     out = run([str(BUILD / "bin" / "gasnetrun"), "-n", "2",
                str(BUILD / conduit / "bench" / "am_bench-seq"), "--json", "--only", only], env)
     return {r["bench"]: float(r["median"]) for r in map(json.loads, (
         line for line in out.splitlines() if line.startswith("{")))}
 
 
-def theirs(testam: Path, launcher: list[str], env: dict[str, str]) -> float:
-    out = run([*launcher, str(testam), "100000", "8", "A"], env)
-    match = TESTAM_LINE.search(out)
-    if not match:
-        raise RuntimeError(f"{testam}: no AMShort ReqRep round trip in its output: {out[-1500:]}")
-    return float(match.group(1))
+def theirs(folder: Path, launcher: list[str], env: dict[str, str]) -> dict[str, float]:
+    """testam's figures, and testbarrier's when it is built."""
+    found: dict[str, float] = {}
+    for test, args in (("testam", ["100000", "8", "A"]), ("testbarrier", ["100000"])):
+        if test == "testbarrier" and not (folder / test).is_file():
+            continue
+        out = run([*launcher, str(folder / test), *args], env)
+        for name, pattern in PATTERNS.items():
+            match = pattern.search(out)
+            if match:
+                found[name] = float(match.group(1))
+    if "am_short_rtt" not in found:
+        raise RuntimeError(f"{folder / 'testam'}: no AMShort ReqRep round trip in its output")
+    return found
 
 
 def main() -> int:
@@ -86,11 +99,11 @@ def main() -> int:
         return 2
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GASNET_", "GASNETRUN_"))}
     cases: list[tuple[str, Path, list[str], dict[str, str]]] = []
-    smp = args.gasnet1 / "smp-conduit" / "testam"
-    if smp.is_file() and (BUILD / "smp" / "bench" / "am_bench-seq").exists():
+    smp = args.gasnet1 / "smp-conduit"
+    if (smp / "testam").is_file() and (BUILD / "smp" / "bench" / "am_bench-seq").exists():
         cases.append(("smp", smp, [], {**base, "GASNET_PSHM_NODES": "2"}))
-    mpi = args.gasnet1 / "mpi-conduit" / "testam"
-    flavour = mpi_of(mpi) if mpi.is_file() else None
+    mpi = args.gasnet1 / "mpi-conduit"
+    flavour = mpi_of(mpi / "testam") if (mpi / "testam").is_file() else None
     if flavour and (BUILD / "mpi" / "bench" / "am_bench-seq").exists():
         launcher, template, extra = LAUNCHERS[flavour]
         cases.append((f"mpi ({flavour})", mpi, launcher,
@@ -103,16 +116,18 @@ def main() -> int:
         return 2
     samples: dict[str, list[float]] = {}
     for _ in range(args.repeats):
-        for name, testam, launcher, env in cases:
+        for name, folder, launcher, env in cases:
             mine = ours(name.split()[0], env)
-            other = theirs(testam, launcher, env)
-            rows = [("ours am_short_rtt_us", mine["am_short_rtt"]),
-                    ("GASNet-1 AMShort ReqRep_us", other),
-                    ("GASNet-1 / ours", other / mine["am_short_rtt"])]
+            other = theirs(folder, launcher, env)
+            rows: list[tuple[str, float]] = []
+            for figure, value in other.items():
+                rows += [(f"ours {figure}_us", mine[figure]), (f"GASNet-1 {figure}_us", value),
+                         (f"GASNet-1 / ours {figure}", value / mine[figure])]
             if "raw_mpi_rtt" in mine:
                 rows += [("MPI ping-pong_us", mine["raw_mpi_rtt"]),
-                         ("ours / MPI ping-pong", mine["am_short_vs_raw"]),
-                         ("GASNet-1 / MPI ping-pong", other / mine["raw_mpi_rtt"])]
+                         ("ours am_short_rtt / MPI ping-pong", mine["am_short_vs_raw"]),
+                         ("GASNet-1 am_short_rtt / MPI ping-pong",
+                          other["am_short_rtt"] / mine["raw_mpi_rtt"])]
             for row, value in rows:
                 samples.setdefault(f"{name} {row}", []).append(value)
     for name, vals in samples.items():
@@ -121,7 +136,7 @@ def main() -> int:
             print(json.dumps({"result": name, "median": med, "min": min(vals),
                               "max": max(vals), "n": len(vals)}))
         else:
-            print(f"{name:<44} {med:9.4f}   (min {min(vals):.4f}, max {max(vals):.4f}, "
+            print(f"{name:<50} {med:9.4f}   (min {min(vals):.4f}, max {max(vals):.4f}, "
                   f"n={len(vals)})")
     return 0
 
