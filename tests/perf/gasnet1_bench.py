@@ -4,14 +4,16 @@
 GASNet-1 is not bundled: build it yourself (a GASNet 1.x source tree: ./Bootstrap if it has no
 configure, then configure --enable-mpi --enable-smp, and in each conduit's build folder
 `make seq testam testbarrier`), and give its build folder. Repeat after repeat, for each
-conduit built there (smp-conduit/testam, mpi-conduit/testam), it runs 2 ranks of
+conduit built there (smp-conduit, udp-conduit, mpi-conduit), it runs 2 ranks of
 
   ours      am_bench's AMShort round trip, one-way AMShort flood and anonymous barrier (smp:
-            through PSHM; mpi: every rank its own supernode, the round trip paired repeat by
-            repeat with an 8-byte MPI_Send/MPI_Recv ping-pong of the same MPI)
+            through PSHM; udp and mpi: every rank its own supernode, the round trip paired
+            repeat by repeat with a raw UDP ping-pong, or an 8-byte MPI_Send/MPI_Recv one of
+            the same MPI)
   GASNet-1  testam's "AMShort ping-pong roundtrip ReqRep" and "AMShort flood one-way Req"
             (section A, 100,000 iterations) and, when built, testbarrier's anonymous barrier
-            (GASNET_PSHM_NODES=2 on smp, GASNET_SUPERNODE_MAXSIZE=1 on mpi)
+            (GASNET_PSHM_NODES=2 on smp; GASNET_SUPERNODE_MAXSIZE=1 on udp, started on this
+            host by GASNET_SPAWNFN=L, and on mpi)
 
 one right after the other, and prints the medians over the repeats and the median of the
 repeats' ratios (GASNet-1's time over ours: above 1, ours is faster). testam's round trip and
@@ -64,20 +66,23 @@ def run(argv: list[str], env: dict[str, str]) -> str:
 
 
 def ours(conduit: str, env: dict[str, str]) -> dict[str, float]:
-    only = "am_short_rtt,am_short_flood,barrier" + (",raw_mpi_rtt" if conduit == "mpi" else "")
+    raw = {"udp": ",raw_udp_rtt", "mpi": ",raw_mpi_rtt"}.get(conduit, "")
     out = run([str(BUILD / "bin" / "gasnetrun"), "-n", "2",
-               str(BUILD / conduit / "bench" / "am_bench-seq"), "--json", "--only", only], env)
+               str(BUILD / conduit / "bench" / "am_bench-seq"), "--json", "--only",
+               "am_short_rtt,am_short_flood,barrier" + raw], env)
     return {r["bench"]: float(r["median"]) for r in map(json.loads, (
         line for line in out.splitlines() if line.startswith("{")))}
 
 
-def theirs(folder: Path, launcher: list[str], env: dict[str, str]) -> dict[str, float]:
-    """testam's figures, and testbarrier's when it is built."""
+def theirs(folder: Path, launcher: list[str], lead: list[str],
+           env: dict[str, str]) -> dict[str, float]:
+    """testam's figures, and testbarrier's when it is built. lead: the arguments a test takes
+    before its own (udp's node count)."""
     found: dict[str, float] = {}
     for test, args in (("testam", ["100000", "8", "A"]), ("testbarrier", ["100000"])):
         if test == "testbarrier" and not (folder / test).is_file():
             continue
-        out = run([*launcher, str(folder / test), *args], env)
+        out = run([*launcher, str(folder / test), *lead, *args], env)
         for name, pattern in PATTERNS.items():
             match = pattern.search(out)
             if match:
@@ -98,36 +103,41 @@ def main() -> int:
         print(f"gasnet1_bench.py: --repeats {args.repeats}: must be at least 1", file=sys.stderr)
         return 2
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GASNET_", "GASNETRUN_"))}
-    cases: list[tuple[str, Path, list[str], dict[str, str]]] = []
+    cases: list[tuple[str, Path, list[str], list[str], dict[str, str]]] = []
     smp = args.gasnet1 / "smp-conduit"
     if (smp / "testam").is_file() and (BUILD / "smp" / "bench" / "am_bench-seq").exists():
-        cases.append(("smp", smp, [], {**base, "GASNET_PSHM_NODES": "2"}))
+        cases.append(("smp", smp, [], [], {**base, "GASNET_PSHM_NODES": "2"}))
+    udp = args.gasnet1 / "udp-conduit"
+    if (udp / "testam").is_file() and (BUILD / "udp" / "bench" / "am_bench-seq").exists():
+        cases.append(("udp", udp, [], ["2"],
+                      {**base, "GASNET_SPAWNFN": "L", "GASNET_SUPERNODE_MAXSIZE": "1"}))
     mpi = args.gasnet1 / "mpi-conduit"
     flavour = mpi_of(mpi / "testam") if (mpi / "testam").is_file() else None
     if flavour and (BUILD / "mpi" / "bench" / "am_bench-seq").exists():
         launcher, template, extra = LAUNCHERS[flavour]
-        cases.append((f"mpi ({flavour})", mpi, launcher,
+        cases.append((f"mpi ({flavour})", mpi, launcher, [],
                       {**base, **OPENMPI, **extra, "MPIRUN_CMD": template,
                        "GASNET_SUPERNODE_MAXSIZE": "1"}))
     if not cases:
         print(f"gasnet1_bench.py: --gasnet1 {args.gasnet1}: expected a GASNet-1 build folder "
-              "with smp-conduit/testam or mpi-conduit/testam built (make testam), and this "
-              "runtime's matching build/<conduit>/bench/am_bench-seq (scons)", file=sys.stderr)
+              "with smp-conduit/, udp-conduit/ or mpi-conduit/testam built (make testam), and "
+              "this runtime's matching build/<conduit>/bench/am_bench-seq (scons)",
+              file=sys.stderr)
         return 2
     samples: dict[str, list[float]] = {}
     for _ in range(args.repeats):
-        for name, folder, launcher, env in cases:
+        for name, folder, launcher, lead, env in cases:
             mine = ours(name.split()[0], env)
-            other = theirs(folder, launcher, env)
+            other = theirs(folder, launcher, lead, env)
             rows: list[tuple[str, float]] = []
             for figure, value in other.items():
                 rows += [(f"ours {figure}_us", mine[figure]), (f"GASNet-1 {figure}_us", value),
                          (f"GASNet-1 / ours {figure}", value / mine[figure])]
-            if "raw_mpi_rtt" in mine:
-                rows += [("MPI ping-pong_us", mine["raw_mpi_rtt"]),
-                         ("ours am_short_rtt / MPI ping-pong", mine["am_short_vs_raw"]),
-                         ("GASNet-1 am_short_rtt / MPI ping-pong",
-                          other["am_short_rtt"] / mine["raw_mpi_rtt"])]
+            raw = next((mine[k] for k in ("raw_mpi_rtt", "raw_udp_rtt") if k in mine), None)
+            if raw is not None:
+                rows += [("raw ping-pong_us", raw),
+                         ("ours am_short_rtt / raw ping-pong", mine["am_short_vs_raw"]),
+                         ("GASNet-1 am_short_rtt / raw ping-pong", other["am_short_rtt"] / raw)]
             for row, value in rows:
                 samples.setdefault(f"{name} {row}", []).append(value)
     for name, vals in samples.items():
