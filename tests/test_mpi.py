@@ -115,6 +115,22 @@ def test_ranks_bound_to_a_core_each_still_spin_while_they_wait():
     assert "GASNET_WAIT_MODE auto: spin (2 ranks on host" in proc.stderr, proc.stderr[-3000:]
 
 
+# Two ranks on a host of two cores spin, each alone in its supernode: their blocking waits wait
+# inside MPI_Wait (gasnetc_wait_block), where they do not look at the host's exit word. How the
+# job ends must reach them as a message: before, a rank left waiting for a peer that returned
+# from main never heard the conduit end it at GASNET_EXITTIMEOUT (the job hung).
+@pytest.mark.parametrize("args,code,env", [
+    (["return-one", "1"], 1, {"GASNET_EXITTIMEOUT": "2"}),
+    (["one-waiting", "1", "6"], 6, {"GASNET_EXITTIMEOUT": "3600"})], ids=lambda v: (
+        "-".join(v) if isinstance(v, list) else None))
+def test_ranks_waiting_inside_mpi_hear_how_the_job_ends(mpi, args, code, env):
+    result = mpi.job(2, "exit_test", *args, env={**NO_PSHM, **env}, timeout=120)
+    assert result.returncode == code, result.describe()
+    if args[0] == "return-one":
+        assert re.search(r"rank 0 \(pid \d+, host \S+\) ended by the conduit after "
+                         r"GASNET_EXITTIMEOUT", result.stderr), result.describe()
+
+
 # ---- starting jobs ---------------------------------------------------------------------------
 def test_gasnetrun_starts_an_mpi_program_through_the_mpi_spawner_unasked(mpi):
     result = mpi.run(["-v", "-n", "2", mpi.program("examples", "hello_ring")])

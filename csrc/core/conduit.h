@@ -76,6 +76,16 @@ int gasnetc_wait_fds(struct pollfd *fds, double *deadline);
 int gasnetc_wait_arm(void);
 #endif
 
+/* Optional blocking waits (a conduit whose gasnet_conduit.h defines GASNETC_WAIT_BLOCK), in
+ * SEQ builds: a blocking wait of the client's whose poll found nothing, on a rank that spins
+ * (not yielding its core), asks the conduit to wait inside its network until a message
+ * arrives, and to run it. Returns the messages it ran, or -1 when it did not wait (the rank
+ * cannot: only a message may end its waits, so a conduit says -1 whenever something else
+ * could). */
+#ifdef GASNETC_WAIT_BLOCK
+int gasnetc_wait_block(void);
+#endif
+
 /* Optional statistics (a conduit whose gasnet_conduit.h defines GASNETC_STATS): its own
  * counters, which the core writes with its statistics at exit (GASNET_STATSFILE, category C)
  * and gasnetrun --stats sums over the ranks. emit(name, count, bytes): an upper-case name

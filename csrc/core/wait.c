@@ -11,6 +11,7 @@
 #include "knobs.h"
 #include "pshm/pshm.h"
 #include "pshm/wake.h"
+#include "exit/exit_internal.h"
 
 /* The client's mode (gasnet_set_waitmode, or GASNET_WAIT_MODE), and whether the runtime
  * itself chose to yield because the host runs more waiting threads than it has cores. The
@@ -217,5 +218,14 @@ void gasneti_wait_backoff(void) {
 
 void gasneti_wait_step(void) {
   int which = gasneti_am_context == GASNETI_CTX_CLIENT ? GASNETI_POLL_ALL : 0;
+#if !GASNETI_THREADS && defined(GASNETC_WAIT_BLOCK)
+  /* A spinning waiter whose conduit can wait inside its network does (conduit.h), unless
+   * another rank ended the job: leaving takes two polls (gasneti_exit_check). */
+  if (gasneti_attach_done && which == GASNETI_POLL_ALL && wait_mode == GASNET_WAIT_SPIN &&
+      !atomic_load_explicit(&runtime_yields, memory_order_relaxed) &&
+      gasneti_exit_posted_or(GASNETI_EXIT_NONE) == GASNETI_EXIT_NONE &&
+      gasnetc_wait_block() >= 0)
+    return;
+#endif
   if (!gasneti_attach_done || !gasneti_poll(which)) gasneti_wait_backoff();
 }

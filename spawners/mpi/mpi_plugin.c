@@ -113,6 +113,14 @@ static int recv_test(int slot, int *done, int *src, int *len) {
   return MPI_Get_count(&st, MPI_BYTE, len);
 }
 
+static int recv_wait(int slot, int *src, int *len) {
+  MPI_Status st;
+  int rc = MPI_Wait(&recvs[slot], &st);
+  if (rc) return rc;
+  *src = st.MPI_SOURCE;
+  return MPI_Get_count(&st, MPI_BYTE, len);
+}
+
 /* A message in two pieces (header here, payload where the client has it) goes as one, through
  * a datatype of absolute addresses: the receiver's buffer sees one contiguous message. */
 static int p2p_send(int slot, const void *head, int head_len, const void *tail, int tail_len,
@@ -264,6 +272,7 @@ const gasneti_mpi_ops_t gasneti_mpi_ops = {
     .p2p_open = p2p_open,
     .recv_post = recv_post,
     .recv_test = recv_test,
+    .recv_wait = recv_wait,
     .send = p2p_send,
     .send_reap = send_reap,
     .send_data = send_data,

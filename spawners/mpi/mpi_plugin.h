@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 /* Bumped whenever the table changes: a plugin of another build is refused, not misread. */
-#define GASNETI_MPI_OPS_VERSION 5
+#define GASNETI_MPI_OPS_VERSION 6
 
 /* Thread levels as the table passes them (MPI's own constants differ between MPIs). */
 enum { GASNETI_MPI_SINGLE, GASNETI_MPI_FUNNELED, GASNETI_MPI_SERIALIZED, GASNETI_MPI_MULTIPLE };
@@ -53,6 +53,8 @@ typedef struct {
   int (*recv_post)(int slot, void *buf, int cap);
   /* *done: whether slot's receive completed; then its source and length. */
   int (*recv_test)(int slot, int *done, int *src, int *len);
+  /* Returns once slot's receive completed (MPI_Wait), with its source and length. */
+  int (*recv_wait)(int slot, int *src, int *len);
   /* Sends head (and tail, when tail_len > 0, gathered after it in the same message, straight
    * from where it lies) to dest; the buffers stay untouched until the slot is reaped. */
   int (*send)(int slot, const void *head, int head_len, const void *tail, int tail_len,

@@ -19,5 +19,7 @@
 #define GASNETC_MAX_MEDIUM 65536
 #define GASNETC_MAX_LONG (4u * 1024 * 1024)
 #define GASNETC_LONG_CHUNK_STABLE GASNETC_MAX_LONG
+/* A SEQ rank alone in its supernode waits in MPI_Wait (conduit.h). */
+#define GASNETC_WAIT_BLOCK 1
 
 #endif

@@ -111,21 +111,22 @@ static void drain(double seconds) {
   while (gasnetc_mpi.inflight && gasnetc_mpi_now() < until) gasnetc_mpi_reap();
 }
 
-/* Other hosts' ranks hear it (their host peers share this host's exit word). Not from a
- * signal handler: MPI's own locks may be held by the code the signal interrupted, and every
- * rank receives the launcher's signal anyway. Lock held. */
-static void notify_other_hosts(int code) {
+/* Every rank outside this supernode hears it over MPI: other hosts' ranks, and this host's
+ * too, which share its exit word but may be waiting inside MPI_Wait, where they do not look
+ * at it (gasnetc_wait_block). Not from a signal handler: MPI's own locks may be held by the
+ * code the signal interrupted, and every rank receives the launcher's signal anyway. Lock
+ * held. */
+static void notify_peers(int code) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   uint32_t phase = gasneti_exit_phase();
   for (int r = 0; r < (int)gasneti_nodes; r++)
-    if (s->peers[r].network && gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
-      gasnetc_mpi_send_ctrl(r, MPIC_EXIT, code, phase, false);
+    if (s->peers[r].network) gasnetc_mpi_send_ctrl(r, MPIC_EXIT, code, phase, false);
   drain(0.1);
 }
 
 void gasnetc_exit_notify(int code) {
   if (!gasnetc_mpi.network || gasneti_exit_in_signal || !take_lock_briefly()) return;
-  notify_other_hosts(code);
+  notify_peers(code);
   gasnetc_mpi_lock_drop();
 }
 
@@ -168,7 +169,7 @@ static void end_stragglers(double timeout) {
   }
   gasneti_exit_post(GASNETI_EXIT_TIMEDOUT, gasneti_exit_phase()); /* this host's ranks */
   gasnetc_mpi_lock_take();
-  notify_other_hosts(GASNETI_EXIT_TIMEDOUT);
+  notify_peers(GASNETI_EXIT_TIMEDOUT);
   gasnetc_mpi_lock_drop();
 }
 

@@ -121,7 +121,8 @@ static void repost(int slot) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   int rc = s->ops->recv_post(slot, s->rbufs + (size_t)slot * s->rcap, (int)s->rcap);
   if (rc) gasnetc_mpi_fail(rc, "MPI_Irecv", -1);
-  s->posted[(s->head + s->nposted++) % s->nrecv] = slot;
+  int at = s->head + s->nposted++; /* (a wrap, not a %: a division is ~25 cycles' wait) */
+  s->posted[at < s->nrecv ? at : at - s->nrecv] = slot;
 }
 
 /* A Long piece's payload that follows its header as a message of its own: into the segment,
@@ -204,6 +205,17 @@ static int receive(int slot, int src, uint32_t len, int which) {
   return !(m->flags & GASNETI_AM_FRAG);
 }
 
+/* The oldest posted receive completed: its message (lock held; dropped while a handler
+ * runs). Returns messages run. */
+static int take(int slot, int src, int len, int which) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  if (++s->head == s->nrecv) s->head = 0;
+  s->nposted--;
+  int ran = receive(slot, src, (uint32_t)len, which);
+  s->unposted[s->nunposted++] = slot;
+  return ran;
+}
+
 int gasnetc_mpi_poll(int which) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   int ran = 0;
@@ -226,10 +238,7 @@ int gasnetc_mpi_poll(int which) {
       int rc = s->ops->recv_test(slot, &done, &src, &len);
       if (rc) gasnetc_mpi_fail(rc, "MPI_Test (a receive)", -1);
       if (!done) break;
-      s->head = (s->head + 1) % s->nrecv;
-      s->nposted--;
-      ran += receive(slot, src, (uint32_t)len, which);
-      s->unposted[s->nunposted++] = slot;
+      ran += take(slot, src, len, which);
       /* A handler that ran ends the batch: the caller's wait may be over (a round trip's
        * reply), and the next MPI_Test, when nothing is there, is a pass of MPI's progress
        * engine the caller would wait for. A flood is served a message a poll, at no more MPI
@@ -244,6 +253,27 @@ int gasnetc_mpi_poll(int which) {
   if ((which & GASNETI_POLL_REQUESTS) && deferred_head) ran += run_deferred();
   return ran;
 }
+
+#if !GASNETI_THREADS
+/* A blocking wait whose poll found nothing (wait.c), in a SEQ rank alone in its supernode:
+ * nothing but a message can end the wait (no other thread, no supernode peer storing into its
+ * segment, no request set aside), and the next message lands in the oldest posted receive.
+ * MPI_Wait on it is MPI's own tight loop, not a return to the caller between passes of its
+ * progress engine (each MPI_Test's own fences and checks): Open MPI's polled ping-pong is
+ * 1.07-1.13x its blocking one. Host peers' exit notices come as messages too
+ * (mpi_conduit.c); the launcher's signals end the rank from their handler. */
+int gasnetc_wait_block(void) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  if (!s->network || gasneti_snode_size > 1 || deferred_head) return -1;
+  while (s->nunposted) repost(s->unposted[--s->nunposted]);
+  if (s->inflight > s->nsend / 2) gasnetc_mpi_reap();
+  if (!s->nposted) return -1;
+  int slot = s->posted[s->head], src = -1, len = 0;
+  int rc = s->ops->recv_wait(slot, &src, &len);
+  if (rc) gasnetc_mpi_fail(rc, "MPI_Wait (a receive)", -1);
+  return take(slot, src, len, GASNETI_POLL_ALL);
+}
+#endif
 
 void gasnetc_mpi_recv_init(void) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;

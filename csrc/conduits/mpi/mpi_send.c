@@ -84,6 +84,9 @@ void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_tok
                                                                    : GASNETI_POLL_ALL;
   gasnetc_mpi_peer_t *p = &s->peers[dest];
   if (!reply && !(am->flags & GASNETI_AM_FRAG) &&
+#if !GASNETI_THREADS /* a free credit without the call (no lock to take) */
+      (p->finished || !gasneti_credit_take(&s->credits, dest)) &&
+#endif
       !gasneti_credit_wait(&s->credits, MPIC_LOCK, dest, &p->finished, gasnetc_mpi_poll, which))
     return; /* it returned from main: nobody will ever read this */
   if (am->category == GASNETI_AM_SHORT) {
