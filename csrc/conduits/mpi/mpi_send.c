@@ -59,12 +59,39 @@ static void post(int slot, int dest, const uint8_t *head, uint32_t head_len, con
   s->inflight++;
 }
 
+/* What a sender waiting for a credit or a slot serves meanwhile: a reply or a handler's
+ * message must not run requests (only the client's own context may). */
+static int serve_while_sending(bool reply) {
+  return (reply || gasneti_am_context != GASNETI_CTX_CLIENT) ? GASNETI_POLL_REPLIES
+                                                             : GASNETI_POLL_ALL;
+}
+
+/* A request's credit (lock not held): false when the peer returned from main (nobody will
+ * ever read it). A free one is taken without a call in SEQ builds (no lock to take). */
+static inline bool take_credit(gasnet_node_t dest, gasnetc_mpi_peer_t *p, bool reply) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+#if !GASNETI_THREADS
+  if (GASNETI_LIKELY(!p->finished && gasneti_credit_take(&s->credits, dest))) return true;
+#endif
+  return gasneti_credit_wait(&s->credits, MPIC_LOCK, dest, &p->finished, gasnetc_mpi_poll,
+                             serve_while_sending(reply));
+}
+
 /* A Short by the shortest way: its 8-byte header and arguments in a slot's own buffer
  * (mpi_wire.h). It is the AM sent most, and its round trip is what the conduit is held to
- * against MPI's own ping-pong: every instruction here is on that path. Lock held. */
-static void send_short(gasnet_node_t dest, const gasneti_am_t *am, bool reply, int which) {
+ * against MPI's own ping-pong: every instruction here is on that path (so the Mediums' and
+ * Longs' path is a function of its own, and what waiting needs is worked out only to wait). */
+static void send_short(gasnet_node_t dest, const gasneti_am_t *am, bool reply) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
-  int slot = s->nfree ? s->free_slots[--s->nfree] : wait_slot(false, which);
+  gasnetc_mpi_peer_t *p = &s->peers[dest];
+  if (!reply && !take_credit(dest, p, reply)) return;
+  gasnetc_mpi_lock_take();
+  if (GASNETI_UNLIKELY(p->finished)) {
+    gasnetc_mpi_lock_drop();
+    return;
+  }
+  int slot = GASNETI_LIKELY(s->nfree) ? s->free_slots[--s->nfree]
+                                      : wait_slot(false, serve_while_sending(reply));
   uint8_t *buf = s->small + (size_t)slot * MPIC_SMALL; /* never a large buffer: see try_slot */
   gasnetc_mpi_msg_t *m = (gasnetc_mpi_msg_t *)buf;
   m->category = GASNETI_AM_SHORT;
@@ -73,28 +100,27 @@ static void send_short(gasnet_node_t dest, const gasneti_am_t *am, bool reply, i
   m->flags = reply ? MPIC_REPLY : 0;
   m->credits = (uint16_t)gasneti_credit_collect(&s->credits, dest);
   m->pad = 0;
-  memcpy(buf + MPIC_SHORT_HEAD, am->args, 4u * am->nargs);
+  /* (a loop, not memcpy: most Shorts carry a few arguments or none, and a call costs more) */
+  gasnet_handlerarg_t *args = (gasnet_handlerarg_t *)(void *)(buf + MPIC_SHORT_HEAD);
+  for (int i = 0; i < am->nargs; i++) args[i] = am->args[i];
   post(slot, dest, buf, gasnetc_mpi_head_bytes(true, am->nargs), NULL, 0);
+  gasnetc_mpi_lock_drop();
 }
 
+static void send_bulk(gasnet_node_t dest, const gasneti_am_t *am, bool reply);
+
 void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
+  if (am->category == GASNETI_AM_SHORT) send_short(dest, am, reply_to != NULL);
+  else send_bulk(dest, am, reply_to != NULL);
+}
+
+/* A Medium, or a Long or a piece of one (lock not held). */
+static __attribute__((noinline)) void send_bulk(gasnet_node_t dest, const gasneti_am_t *am,
+                                                bool reply) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
-  bool reply = reply_to != NULL;
-  int which = (reply || gasneti_am_context != GASNETI_CTX_CLIENT) ? GASNETI_POLL_REPLIES
-                                                                   : GASNETI_POLL_ALL;
   gasnetc_mpi_peer_t *p = &s->peers[dest];
-  if (!reply && !(am->flags & GASNETI_AM_FRAG) &&
-#if !GASNETI_THREADS /* a free credit without the call (no lock to take) */
-      (p->finished || !gasneti_credit_take(&s->credits, dest)) &&
-#endif
-      !gasneti_credit_wait(&s->credits, MPIC_LOCK, dest, &p->finished, gasnetc_mpi_poll, which))
-    return; /* it returned from main: nobody will ever read this */
-  if (am->category == GASNETI_AM_SHORT) {
-    gasnetc_mpi_lock_take();
-    if (!p->finished) send_short(dest, am, reply, which);
-    gasnetc_mpi_lock_drop();
-    return;
-  }
+  if (!reply && !(am->flags & GASNETI_AM_FRAG) && !take_credit(dest, p, reply)) return;
+  int which = serve_while_sending(reply);
   uint32_t head = gasnetc_mpi_head_bytes(false, am->nargs); /* a whole header (mpi_wire.h) */
   uint32_t chunk = am->chunk;
   bool stable = am->flags & GASNETI_AM_STABLE;
