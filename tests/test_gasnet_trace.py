@@ -133,3 +133,25 @@ def test_bad_input_is_refused_clearly(traced, args, message):
     proc = gasnet_trace(build, *[a.format(dir=folder) for a in args])
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_clients_own_messages_are_one_kind_of_event_at_their_lines(tmp_path):
+    """GASNETT_TRACE_PRINTF lines (category H) are free text: summarised as CLIENT_MESSAGE, at
+    the source line the client set, their text kept in the timeline."""
+    build = built("opt")
+    result = build.job(2, "client_trace_test", env={"GASNET_TRACEFILE": str(tmp_path / "t-%")})
+    assert result.returncode == 0, result.describe()
+    proc = gasnet_trace(build, str(tmp_path / "t-%"), "--json", "--by", "op")
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["key"]: row for row in json.loads(proc.stdout)["rows"]}
+    assert rows["CLIENT_MESSAGE"]["count"] == 4 and "hello" not in rows
+    proc = gasnet_trace(build, str(tmp_path / "t-%"), "--json", "--by", "line", "--category", "H")
+    assert proc.returncode == 0, proc.stderr
+    lines = {row["key"]: row["count"] for row in json.loads(proc.stdout)["rows"]}
+    assert lines["user.upc:10"] == 2
+    timeline = tmp_path / "timeline.json"
+    proc = gasnet_trace(build, str(tmp_path / "t-%"), "--timeline", str(timeline))
+    assert proc.returncode == 0, proc.stderr
+    texts = {e["args"]["message"] for e in json.loads(timeline.read_text())["traceEvents"]
+             if e.get("name") == "CLIENT_MESSAGE"}
+    assert texts == {"hello from rank 0", "hello from rank 1", "forced past the mask"}

@@ -158,6 +158,52 @@ def test_trace_to_stdout(variant_build, tmp_path):
         (r, n): 2 for r in "01" for n in ("BARRIER_NOTIFY", "BARRIER_WAIT")}
 
 
+def said(stdout: str) -> dict[str, str]:
+    """What client_trace_test's rank 0 printed ("key value" lines)."""
+    return {m[1]: m[2] for m in re.finditer(r"^(\w+) ?(.*)$", stdout, re.M)}
+
+
+def test_a_clients_own_lines_through_the_tools_header(variant_build, tmp_path):
+    """GASNETT_TRACE_* and GASNETT_STATS_*: H messages at the line the client set, a frozen
+    line naming the calls made under it, masks changed at run time, a statistics callback."""
+    result = variant_build.job(2, "client_trace_test",
+                               env={"GASNET_TRACEFILE": str(tmp_path / "t%"),
+                                    "GASNET_STATSFILE": str(tmp_path / "s%")})
+    assert result.returncode == 0, result.describe()
+    out = said(result.stdout)
+    assert (out["enabled"], out["stats"], out["mask"]) == ("1", "1", "GPSWXBLAICDNHU")
+    assert out["mask_after"] == "SBU" and out["tracelocal"] == "0"
+    own = f"tests/c/client_trace_test.c:{out['put_line']}"
+    assert out["getsourceline"] == own.replace(":", " ")
+    for rank in range(2):
+        evs = events(tmp_path / f"t{rank}")
+        h = [(e[2], e[4] + e[5]) for e in evs if e[3] == "H"]
+        assert h == [("user.upc:10", f"hello from rank {rank}"),
+                     (own, "forced past the mask")]
+        # The put under the frozen line is traced there; the third, under a mask without P,
+        # not at all, yet all three are counted.
+        assert [e[2] for e in evs if e[4] == "PUT_LOCAL"] == ["user.upc:20", own]
+        stats = events(tmp_path / f"s{rank}")
+        assert [e[4] + e[5] for e in stats if e[3] == "H"] == ["client stat puts=3"]
+        assert re.match(r"\s+3 evnts", {e[4]: e[5] for e in stats}["PUT_LOCAL"])
+
+
+def test_a_clients_own_lines_cost_nothing_when_the_rank_does_not_trace(opt_build):
+    result = opt_build.job(2, "client_trace_test")
+    assert result.returncode == 0, result.describe()
+    out = said(result.stdout)
+    assert (out["enabled"], out["stats"], out["mask"], out["mask_after"]) == ("0", "0", "", "")
+    assert out["getsourceline"] == " 0"  # an empty file name and line 0: nothing is kept
+
+
+def test_a_mask_with_a_letter_that_is_no_category_ends_the_job_naming_it(opt_build, tmp_path):
+    result = opt_build.job(2, "client_trace_test", "badmask",
+                           env={"GASNET_TRACEFILE": str(tmp_path / "t%")})
+    assert result.returncode != 0, result.describe()
+    assert ("GASNETT_TRACE_SETMASK(\"GPQ\"): 'Q' is not a category letter: expected letters "
+            "from GPSWXBLAICDNHU") in result.stderr
+
+
 @pytest.mark.parametrize("name,value,why", [
     ("GASNET_TRACEMASK", "GPQ", "'Q' is not a category letter"),
     ("GASNET_STATSMASK", "x", "'x' is not a category letter"),

@@ -406,9 +406,58 @@ void gasnett_freezeForDebuggerNow(volatile int *flag, const char *flagsymname);
 /* Freezes (on gasnet_frozen) when GASNET_FREEZE_ON_ERROR is set; else returns at once. */
 void gasnett_freezeForDebuggerErr(void);
 
-/* Tracing and statistics are not compiled into this implementation: these do nothing (the
- * GASNETT_ spellings are GASNet-1's; the lower-case ones this implementation's own). The
- * printf forms are functions, so that clients may also take them as function designators. */
+#ifdef GASNET_H
+/* A GASNet client's own trace and statistics lines (GASNet-1's GASNETT_TRACE_* and
+ * GASNETT_STATS_*; docs/tracing.md): messages under category H in the rank's trace and
+ * statistics files, the masks read and changed at run time, and the source line trace lines
+ * name, which a client may set and freeze so that the GASNet calls its library makes are
+ * traced at its user's line. Tracing is switched on at run time (GASNET_TRACEFILE), so
+ * GASNETT_TRACE_ENABLED is whether this rank now traces category H. The lower-case printf forms
+ * are this implementation's names for the same calls. */
+int gasneti_trace_enabled(char category);
+int gasneti_stats_enabled(char category);
+void gasneti_trace_client_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gasneti_trace_client_printf_force(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gasneti_stats_client_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gasneti_stats_client_printf_force(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *gasneti_trace_getmask(void);
+void gasneti_trace_setmask(const char *mask);
+const char *gasneti_stats_getmask(void);
+void gasneti_stats_setmask(const char *mask);
+int gasneti_trace_get_tracelocal(void);
+void gasneti_trace_set_tracelocal(int on);
+void gasneti_trace_setsourceline(const char *file, unsigned line);
+void gasneti_trace_getsourceline(const char **pfile, unsigned *pline);
+void gasneti_trace_freezesourceline(void);
+void gasneti_trace_unfreezesourceline(void);
+/* Called with a printf-like function when the statistics are written, if category H is
+ * counted (GASNETT_STATS_INIT sets it). */
+extern void (*gasnett_stats_callback)(void (*format)(const char *, ...));
+#define GASNETT_TRACE_ENABLED gasneti_trace_enabled('H')
+#define GASNETT_STATS_ENABLED gasneti_stats_enabled('H')
+#define GASNETT_TRACE_PRINTF gasneti_trace_client_printf
+#define GASNETT_TRACE_PRINTF_FORCE gasneti_trace_client_printf_force
+#define GASNETT_TRACE_GETMASK() gasneti_trace_getmask()
+#define GASNETT_TRACE_SETMASK(mask) gasneti_trace_setmask(mask)
+#define GASNETT_TRACE_GET_TRACELOCAL() gasneti_trace_get_tracelocal()
+#define GASNETT_TRACE_SET_TRACELOCAL(val) gasneti_trace_set_tracelocal(val)
+/* Kept only while the rank traces or counts: one branch for a client that sets it per call. */
+#define GASNETT_TRACE_SETSOURCELINE(file, line)                                                \
+  (gasneti_trace_active ? gasneti_trace_setsourceline((file), (unsigned)(line)) : (void)0)
+#define GASNETT_TRACE_GETSOURCELINE(pfile, pline) gasneti_trace_getsourceline((pfile), (pline))
+#define GASNETT_TRACE_FREEZESOURCELINE() gasneti_trace_freezesourceline()
+#define GASNETT_TRACE_UNFREEZESOURCELINE() gasneti_trace_unfreezesourceline()
+#define GASNETT_STATS_INIT(callback) (gasnett_stats_callback = (callback), gasneti_stats_enabled('H'))
+#define GASNETT_STATS_GETMASK() gasneti_stats_getmask()
+#define GASNETT_STATS_SETMASK(mask) gasneti_stats_setmask(mask)
+#define gasnett_trace_printf gasneti_trace_client_printf
+#define gasnett_trace_printf_force gasneti_trace_client_printf_force
+#define gasnett_stats_printf gasneti_stats_client_printf
+#define gasnett_stats_printf_force gasneti_stats_client_printf_force
+#else
+/* Tools alone (no GASNet library) have no trace or statistics files: these do nothing, as in
+ * GASNet-1's tools-only distribution. The printf forms are functions, so that clients may also
+ * take them as function designators. */
 #define GASNETT_TRACE_ENABLED 0
 #define GASNETT_STATS_ENABLED 0
 static inline void gasnett_trace_printf_noop_(const char *fmt, ...) { (void)fmt; }
@@ -429,6 +478,7 @@ static inline void gasnett_trace_printf_noop_(const char *fmt, ...) { (void)fmt;
 #define gasnett_trace_printf_force(...) ((void)0)
 #define gasnett_stats_printf(...) ((void)0)
 #define gasnett_stats_printf_force(...) ((void)0)
+#endif
 
 /* ---- what the tools add for a GASNet client (gasnet.h included first) -------------------- */
 #ifdef GASNET_H

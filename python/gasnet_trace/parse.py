@@ -6,6 +6,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Categories whose lines are a client's own text (the tools header's GASNETT_TRACE_PRINTF: H;
+# U, GASNet's "user" letter, the same), summarised as one kind of event.
+CLIENT_CATEGORIES = "HU"
+CLIENT_MESSAGE = "CLIENT_MESSAGE"
 LINE = re.compile(r"^(\d+) (-?\d+\.\d+)s> (?:\[([^\]]*)\] )?\((\w)\) (\w+):?(.*)$")
 RMA = re.compile(r"^ (\d+) bytes (to|from|at) (\d+)")
 AM = re.compile(r"^ (to|from) (\d+), handler (\d+), (\d+) args, (\d+) bytes")
@@ -82,6 +86,10 @@ def expand(patterns: list[str]) -> list[Path]:
 
 def parse_event(m: re.Match[str]) -> Event:
     rank, time, loc, category, name, text = (int(m[1]), float(m[2]), m[3], m[4], m[5], m[6])
+    if category in CLIENT_CATEGORIES:
+        # A client's own message (GASNETT_TRACE_PRINTF): free text, one kind of event.
+        return Event(rank, time, loc, category, CLIENT_MESSAGE, f"{name}{text}".strip(), None,
+                     0, None, False)
     peer, nbytes, sent = None, 0, False
     if (r := RMA.match(text)):
         nbytes, peer, sent = int(r[1]), int(r[3]), True

@@ -1,6 +1,6 @@
 /* tools_gasnet1_test: the GASNet-1 public surface GASNet's own test harness (test.h and its
  * programs) takes from gasnet.h and gasnet_tools.h, used the way it uses it: the EXTERNC
- * brackets, FORMAT_PRINTF, NORETURN(P), MALLOC(P), the TRACE and STATS macros (no-ops here),
+ * brackets, FORMAT_PRINTF, NORETURN(P), MALLOC(P), the TRACE and STATS macros (inert: this job does not trace),
  * GASNETT_MAX_THREADS, gasnett_performance_warning_str, PLATFORM_COMPILER_*, HAVE_PTHREAD_H,
  * reader-writer locks (two threads in PAR), gasnett_parse_int reading what
  * gasnett_format_number prints, the count0s family, the VIS formatters within their _bufsz,

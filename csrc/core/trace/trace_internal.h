@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 typedef struct {
@@ -18,6 +19,16 @@ void gasneti_trace_line(FILE *f, char category, const char *loc, const char *fmt
     __attribute__((format(printf, 4, 5)));
 void gasneti_trace_vline(FILE *f, char category, const char *loc, const char *fmt, va_list ap);
 void gasneti_trace_stats_init(void);
+
+/* The source line a client call's trace line names (trace_client.c): the call's own loc, or,
+ * where the client froze one it set (GASNETT_TRACE_FREEZESOURCELINE), that one, written into
+ * buf; NULL: none. A call's loc becomes the thread's current line. */
+#define GASNETI_TRACE_WHERE_MAX 600
+const char *gasneti_trace_where(const char *loc, char *buf, size_t len);
+int gasneti_stats_enabled(char category);
+void gasneti_stats_client_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set by GASNETT_STATS_INIT (gasnet_tools.h); called when the statistics are written. */
+extern void (*gasnett_stats_callback)(void (*format)(const char *, ...));
 /* in_signal: skipped if the statistics' lock is held (by the code the signal interrupted). */
 void gasneti_trace_stats_write(FILE *f, bool in_signal);
 
