@@ -144,7 +144,7 @@ def test_a_clients_own_messages_are_one_kind_of_event_at_their_lines(tmp_path):
     proc = gasnet_trace(build, str(tmp_path / "t-%"), "--json", "--by", "op")
     assert proc.returncode == 0, proc.stderr
     rows = {row["key"]: row for row in json.loads(proc.stdout)["rows"]}
-    assert rows["CLIENT_MESSAGE"]["count"] == 4 and "hello" not in rows
+    assert rows["CLIENT_MESSAGE"]["count"] == 8 and "hello" not in rows
     proc = gasnet_trace(build, str(tmp_path / "t-%"), "--json", "--by", "line", "--category", "H")
     assert proc.returncode == 0, proc.stderr
     lines = {row["key"]: row["count"] for row in json.loads(proc.stdout)["rows"]}
@@ -154,4 +154,19 @@ def test_a_clients_own_messages_are_one_kind_of_event_at_their_lines(tmp_path):
     assert proc.returncode == 0, proc.stderr
     texts = {e["args"]["message"] for e in json.loads(timeline.read_text())["traceEvents"]
              if e.get("name") == "CLIENT_MESSAGE"}
-    assert texts == {"hello from rank 0", "hello from rank 1", "forced past the mask"}
+    assert texts == {"hello from rank 0", "hello from rank 1", "restored",
+                     "line 77 of the same file", "forced past the mask"}
+
+
+def test_a_clients_messages_are_kept_as_written(tmp_path):
+    """Free text: whatever it starts with, colons and all, even empty."""
+    build = built("opt")
+    texts = ["[tag] starts with a bracket", "  indented", "", "halo: step 7", "42 answers"]
+    (tmp_path / "t-0").write_text("".join(
+        f"0 0.00010{i}s> [a.c:{i}] (H) {text}\n" for i, text in enumerate(texts)))
+    timeline = tmp_path / "timeline.json"
+    proc = gasnet_trace(build, str(tmp_path / "t-%"), "--timeline", str(timeline))
+    assert proc.returncode == 0, proc.stderr
+    got = [e["args"]["message"] for e in json.loads(timeline.read_text())["traceEvents"]
+           if e.get("name") == "CLIENT_MESSAGE"]
+    assert got == texts

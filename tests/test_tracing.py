@@ -175,11 +175,19 @@ def test_a_clients_own_lines_through_the_tools_header(variant_build, tmp_path):
     assert out["mask_after"] == "SBU" and out["tracelocal"] == "0"
     own = f"tests/c/client_trace_test.c:{out['put_line']}"
     assert out["getsourceline"] == own.replace(":", " ")
+    assert out["barrier_line"].startswith("tests/c/client_trace_test.c ")
+    assert out["barrier_line"] != out["getsourceline"]
     for rank in range(2):
         evs = events(tmp_path / f"t{rank}")
-        h = [(e[2], e[4] + e[5]) for e in evs if e[3] == "H"]
-        assert h == [("user.upc:10", f"hello from rank {rank}"),
-                     (own, "forced past the mask")]
+        said_by_client = [(e[2], e[3], e[4] + e[5]) for e in evs if e[3] in "HU"]
+        assert said_by_client == [
+            ("user.upc:10", "H", f"hello from rank {rank}"),
+            (own, "H", "restored"),  # the saved line, set back after other calls
+            ("tests/c/client_trace_test.c:77", "H", "line 77 of the same file"),
+            # forced past a mask without H, under U, at the last traced call's line
+            (f"tests/c/client_trace_test.c:{out['put_nb_line']}", "U", "forced past the mask")]
+        # A call without a line of its own is traced without one (not at the previous call's).
+        assert [e[2] for e in evs if e[4] == "WAIT_SYNCNB_SOME"] == [None]
         # The put under the frozen line is traced there; the third, under a mask without P,
         # not at all, yet all three are counted.
         assert [e[2] for e in evs if e[4] == "PUT_LOCAL"] == ["user.upc:20", own]
@@ -196,12 +204,14 @@ def test_a_clients_own_lines_cost_nothing_when_the_rank_does_not_trace(opt_build
     assert out["getsourceline"] == " 0"  # an empty file name and line 0: nothing is kept
 
 
-def test_a_mask_with_a_letter_that_is_no_category_ends_the_job_naming_it(opt_build, tmp_path):
+def test_a_mask_letter_that_is_no_category_is_ignored_and_said(opt_build, tmp_path):
+    """As GASNet-1 (a client may pass on its user's mask), but not silently."""
     result = opt_build.job(2, "client_trace_test", "badmask",
                            env={"GASNET_TRACEFILE": str(tmp_path / "t%")})
-    assert result.returncode != 0, result.describe()
-    assert ("GASNETT_TRACE_SETMASK(\"GPQ\"): 'Q' is not a category letter: expected letters "
-            "from GPSWXBLAICDNHU") in result.stderr
+    assert result.returncode == 0, result.describe()
+    assert said(result.stdout)["mask"] == "GPU"
+    assert ("GASNETT_TRACE_SETMASK(\"GPQ\"): 'Q' is not a category letter and is ignored "
+            "(letters: GPSWXBLAICDNHU)") in result.stderr
 
 
 @pytest.mark.parametrize("name,value,why", [

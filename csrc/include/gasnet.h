@@ -54,6 +54,13 @@ extern "C" {
 #define GASNET_CONFIG_STRING \
   "RELEASE=" GASNETI_RELEASE_VERSION_STR ",SPEC=1.8,CONDUIT=" GASNET_CONDUIT_NAME_STR ",THREADMODEL=" GASNETI_THREAD_MODEL \
   ",SEGMENT=FAST,PSHM=1,ALIGN=unaligned"
+/* Tracing, statistics and source lines are always built in (GASNET_TRACEFILE and
+ * GASNET_STATSFILE switch them on at run time), as in a GASNet-1 configured with
+ * --enable-trace --enable-stats: clients that build their own tracing only where GASNET_TRACE
+ * is defined (a UPC runtime's) get it. */
+#define GASNET_TRACE 1
+#define GASNET_STATS 1
+#define GASNET_SRCLINES 1
 
 /* ---- types ------------------------------------------------------------------------- */
 typedef uint16_t gasnet_node_t;

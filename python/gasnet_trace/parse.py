@@ -10,7 +10,8 @@ from pathlib import Path
 # U, GASNet's "user" letter, the same), summarised as one kind of event.
 CLIENT_CATEGORIES = "HU"
 CLIENT_MESSAGE = "CLIENT_MESSAGE"
-LINE = re.compile(r"^(\d+) (-?\d+\.\d+)s> (?:\[([^\]]*)\] )?\((\w)\) (\w+):?(.*)$")
+LINE = re.compile(r"^(\d+) (-?\d+\.\d+)s> (?:\[([^\]]*)\] )?\((\w)\) ?(.*)$")
+NAME = re.compile(r"^(\w+):?(.*)$")  # the runtime's own events: a name, then what it says
 RMA = re.compile(r"^ (\d+) bytes (to|from|at) (\d+)")
 AM = re.compile(r"^ (to|from) (\d+), handler (\d+), (\d+) args, (\d+) bytes")
 DURATION = re.compile(r"\((\d+(?:\.\d+)?)us\)$")
@@ -84,12 +85,27 @@ def expand(patterns: list[str]) -> list[Path]:
     return out
 
 
-def parse_event(m: re.Match[str]) -> Event:
-    rank, time, loc, category, name, text = (int(m[1]), float(m[2]), m[3], m[4], m[5], m[6])
+Fields = tuple[int, float, str | None, str, str, str]
+
+
+def fields(text: str) -> Fields | None:
+    """(rank, time, file:line, category, name, rest) of a trace line; None: not one. A
+    client's own message (GASNETT_TRACE_PRINTF) is free text: its name is CLIENT_MESSAGE and
+    its rest the text as written."""
+    m = LINE.match(text)
+    if not m:
+        return None
+    rank, time, loc, category, rest = int(m[1]), float(m[2]), m[3], m[4], m[5]
     if category in CLIENT_CATEGORIES:
-        # A client's own message (GASNETT_TRACE_PRINTF): free text, one kind of event.
-        return Event(rank, time, loc, category, CLIENT_MESSAGE, f"{name}{text}".strip(), None,
-                     0, None, False)
+        return rank, time, loc, category, CLIENT_MESSAGE, rest
+    n = NAME.match(rest)
+    return (rank, time, loc, category, n[1], n[2]) if n else None
+
+
+def parse_event(f: Fields) -> Event:
+    rank, time, loc, category, name, text = f
+    if category in CLIENT_CATEGORIES:
+        return Event(rank, time, loc, category, name, text, None, 0, None, False)
     peer, nbytes, sent = None, 0, False
     if (r := RMA.match(text)):
         nbytes, peer, sent = int(r[1]), int(r[3]), True
@@ -111,20 +127,21 @@ def load(patterns: list[str]) -> Trace:
         in_stats: set[int] = set()  # ranks whose statistics have begun in this file
         matched = 0
         for text in lines:
-            m = LINE.match(text)
-            if not m:
+            f = fields(text)
+            if not f:
                 continue  # a program's own output, when the trace went to stdout
             matched += 1
-            rank = int(m[1])
-            if m[4] == "I" and m[5] == "STATS":
+            rank, _, _, category, name, rest = f
+            if category == "I" and name == "STATS":
                 in_stats.add(rank)
-            elif m[4] == "I" and m[5] == "PEER" and (p := PEER_STATS.match(m[6])):
+            elif category == "I" and name == "PEER" and (p := PEER_STATS.match(rest)):
                 trace.peer_totals.append(PeerTotal(rank, int(p[1]), int(p[2]), int(p[3])))
             elif rank not in in_stats:
-                trace.events.append(parse_event(m))
-            elif (st := STAT.match(m[6])):
+                trace.events.append(parse_event(f))
+            elif category not in CLIENT_CATEGORIES and (st := STAT.match(rest)):
+                # (a client's statistics lines are its own text, not counters)
                 total = float(st[2] or 0) * (1e-6 if st[3] == "us" else 1)
-                trace.stats.append(StatTotal(rank, m[4], m[5], int(st[1]), total))
+                trace.stats.append(StatTotal(rank, category, name, int(st[1]), total))
         if not matched:
             raise TraceError(f"{path}: not a GASNet trace (no line of the form "
                              "'rank time s> [file:line] (category) message')")

@@ -2,10 +2,13 @@
  * (GASNETT_TRACE_* and GASNETT_STATS_*), as a runtime built over GASNet uses them
  * (tests/test_tracing.py). Each rank: a message at a source line it set; a put made while that
  * line is frozen (traced at the frozen line, not at the put's own); a put after unfreezing (at
- * its own line, which GETSOURCELINE then reports); a mask without P (a put not traced), a
+ * its own line, which GETSOURCELINE then reports, and which a message gets back after the
+ * line was saved, other calls made, and the line restored); a new line in the same file (a
+ * NULL file); a call without a line of its own; a mask without P (a put not traced), a
  * message that the mask drops and a forced one it does not; TRACELOCAL set and read back; a
  * statistics callback that writes one line. Rank 0 prints what it saw ("key value" lines).
- * With the argument "badmask" every rank sets a mask with a letter that is no category. */
+ * With the argument "badmask" every rank first sets a mask with a letter that is no category
+ * (ignored, and said once). */
 #include <string.h>
 
 #include "test_util.h"
@@ -45,10 +48,21 @@ int main(int argc, char **argv) {
   if (me == 0) printf("put_line %d\n", __LINE__ + 1);
   gasnet_put(right, remote, local, 8);
   puts_made++;
-  const char *file = NULL;
-  unsigned int line = 0;
+  const char *saved_file = NULL, *file = NULL;
+  unsigned int saved_line = 0, line = 0;
+  GASNETT_TRACE_GETSOURCELINE(&saved_file, &saved_line); /* saved, as a library does */
+  if (me == 0) printf("getsourceline %s %u\n", saved_file, saved_line);
+  gasnet_barrier_notify(1, 0); /* calls at other lines */
+  gasnet_barrier_wait(1, 0);
   GASNETT_TRACE_GETSOURCELINE(&file, &line);
-  if (me == 0) printf("getsourceline %s %u\n", file, line);
+  if (me == 0) printf("barrier_line %s %u\n", file, line);
+  GASNETT_TRACE_SETSOURCELINE(saved_file, saved_line); /* and restored */
+  GASNETT_TRACE_PRINTF("restored");
+  GASNETT_TRACE_SETSOURCELINE(NULL, 77); /* a new line in the same file */
+  GASNETT_TRACE_PRINTF("line 77 of the same file");
+  if (me == 0) printf("put_nb_line %d\n", __LINE__ + 1);
+  gasnet_handle_t h = gasnet_put_nb(right, remote, local, 8);
+  gasnet_wait_syncnb_some(&h, 1); /* a call without a line of its own: traced without one */
 
   GASNETT_TRACE_SETMASK("BS");
   gasnet_put(right, remote, local, 8); /* P is off: no line */

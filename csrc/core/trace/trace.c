@@ -123,7 +123,13 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void gasneti_trace_vline(FILE *f, char category, const char *loc, const char *fmt, va_list ap) {
   char msg[1024];
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int n = vsnprintf(msg, sizeof msg, fmt, ap);
+  if (n >= (int)sizeof msg) memcpy(msg + sizeof msg - 4, "...", 4); /* cut: say so */
+  /* One line an event: a client's message loses its trailing newlines, and the ones inside
+   * become spaces. */
+  size_t len = strlen(msg);
+  while (len && msg[len - 1] == '\n') msg[--len] = 0;
+  for (char *c = msg; (c = strchr(c, '\n')); c++) *c = ' ';
   pthread_mutex_lock(&out_lock);
   if (loc)
     fprintf(f, "%d %.6fs> [%s] (%c) %s\n", (int)gasneti_mynode, gasneti_trace_now(), loc,

@@ -95,7 +95,7 @@ void gasneti_trace_rma(const char *loc, int op, gasnet_node_t peer, size_t n, do
   count(name, category, UNIT_BYTES, (double)n, peer, n);
   if (!tracing(category) || (local && !gasneti_trace_state.tracelocal)) return;
   char where[GASNETI_TRACE_WHERE_MAX];
-  loc = gasneti_trace_where(loc, where, sizeof where);
+  loc = gasneti_trace_where(loc, false, where, sizeof where);
   const char *dir = is_get(op) ? "from" : op >= GASNETI_OP_MEMSET ? "at" : "to";
   if (took >= 0)
     gasneti_trace_printf(category, loc, "%s: %zu bytes %s %d (%.3fus)", name, n, dir, (int)peer,
@@ -112,7 +112,7 @@ void gasneti_trace_am(const char *loc, bool request, int kind, gasnet_node_t pee
   count(name, 'A', UNIT_BYTES, (double)n, handler_run ? -1 : peer, n);
   if (!tracing('A')) return;
   char where[GASNETI_TRACE_WHERE_MAX];
-  if (!handler_run) loc = gasneti_trace_where(loc, where, sizeof where); /* another's AM: no line */
+  if (!handler_run) loc = gasneti_trace_where(loc, false, where, sizeof where); /* another's AM: no line */
   gasneti_trace_printf('A', loc, "%s: %s %d, handler %d, %d args, %zu bytes", name,
                        handler_run ? "from" : "to", (int)peer, (int)handler, nargs, n);
 }
@@ -123,7 +123,7 @@ void gasneti_trace_sync(const char *loc, const char *name, double start, int suc
   else count(name, 'S', UNIT_TIME, took, -1, 0);
   if (!tracing('S')) return;
   char where[GASNETI_TRACE_WHERE_MAX];
-  loc = gasneti_trace_where(loc, where, sizeof where);
+  loc = gasneti_trace_where(loc, false, where, sizeof where);
   if (success >= 0)
     gasneti_trace_printf('S', loc, "%s: %s (%.3fus)", name, success ? "success" : "not ready",
                          took * 1e6);
@@ -139,7 +139,7 @@ void gasneti_trace_barrier(const char *loc, const char *name, int id, int flags,
   else count(name, 'B', UNIT_TIME, took, -1, 0);
   if (!tracing('B')) return;
   char where[GASNETI_TRACE_WHERE_MAX];
-  loc = gasneti_trace_where(loc, where, sizeof where);
+  loc = gasneti_trace_where(loc, false, where, sizeof where);
   char idtext[24];
   if (flags & GASNET_BARRIERFLAG_ANONYMOUS) snprintf(idtext, sizeof idtext, "anonymous");
   else snprintf(idtext, sizeof idtext, "id %d", id);
@@ -227,9 +227,14 @@ void gasneti_trace_stats_write(FILE *f, bool in_signal) {
       gasneti_trace_line(f, 'I', NULL, "PEER %d: %llu msgs, %llu bytes", p,
                          (unsigned long long)peer_msgs[p], (unsigned long long)peer_bytes[p]);
   pthread_mutex_unlock(&stats_lock);
-  /* The client's own lines (GASNETT_STATS_INIT), last and unlocked: its callback may call GASNet,
-   * whose events count under stats_lock. Not from a signal handler: client code is not safe
-   * there. */
-  if (!in_signal && gasnett_stats_callback && gasneti_stats_enabled('H'))
-    gasnett_stats_callback(gasneti_stats_client_printf);
+  /* The client's own lines (GASNETT_STATS_INIT), last and unlocked, once. Everything written
+   * so far is flushed first: the callback is client code, which may block or end the process.
+   * Not from a signal handler: client code is not safe there. */
+  void (*client)(void (*)(const char *, ...)) = gasnett_stats_callback;
+  if (!in_signal && client && gasneti_stats_enabled('H')) {
+    gasnett_stats_callback = NULL;
+    if (gasneti_trace_state.tracefile) fflush(gasneti_trace_state.tracefile);
+    fflush(f);
+    client(gasneti_stats_client_printf);
+  }
 }

@@ -20,11 +20,12 @@ void gasneti_trace_line(FILE *f, char category, const char *loc, const char *fmt
 void gasneti_trace_vline(FILE *f, char category, const char *loc, const char *fmt, va_list ap);
 void gasneti_trace_stats_init(void);
 
-/* The source line a client call's trace line names (trace_client.c): the call's own loc, or,
- * where the client froze one it set (GASNETT_TRACE_FREEZESOURCELINE), that one, written into
- * buf; NULL: none. A call's loc becomes the thread's current line. */
+/* The source line a trace line names (trace_client.c): a call's own loc, which becomes the
+ * thread's current line; while the client freezes a line (GASNETT_TRACE_FREEZESOURCELINE),
+ * that one; for a call without a loc, the line the client set if any; for a client's message
+ * (client_message), the current line. Written into buf where it must be; NULL: none. */
 #define GASNETI_TRACE_WHERE_MAX 600
-const char *gasneti_trace_where(const char *loc, char *buf, size_t len);
+const char *gasneti_trace_where(const char *loc, bool client_message, char *buf, size_t len);
 int gasneti_stats_enabled(char category);
 void gasneti_stats_client_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Set by GASNETT_STATS_INIT (gasnet_tools.h); called when the statistics are written. */
