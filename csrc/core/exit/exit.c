@@ -4,6 +4,7 @@
  * the others. A rank that returns 0 from main has simply finished: its peers go on, and the
  * launcher ends the job once every rank finished (or GASNET_EXITTIMEOUT after the first). */
 #include <signal.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -62,9 +63,14 @@ int gasneti_exit_posted_or(int fallback) {
   return posted != GASNETI_EXIT_NONE ? posted : fallback;
 }
 
+/* From a signal handler, only a stream with output pending: the code the signal interrupted
+ * may be inside stdio itself, and a sanitizer's fflush wrapper holds a lock of its own after
+ * the flush proper, which a second fflush from the handler waits for forever (seen in CI: a
+ * rank that had just flushed its "ready" line, SIGINT right after, the job never ended). */
 static void flush_output(void) {
-  fflush(stdout);
-  fflush(stderr);
+  bool in_signal = gasneti_exit_in_signal;
+  if (!in_signal || __fpending(stdout)) fflush(stdout);
+  if (!in_signal || __fpending(stderr)) fflush(stderr);
 }
 
 void gasneti_exit_job(int code, bool abort) {
