@@ -10,7 +10,7 @@
 #include "knob_api.h"
 
 /* GASNet's category letters; U (the client's own messages) is always on. */
-#define GASNETI_TRACE_CATEGORIES "GPSWXBLAICDNHU"
+#define GASNETI_TRACE_CATEGORIES "GPSWXBLAICDNHUO"
 
 extern const gasneti_knob_syntax_t gasneti_tracemask_syntax;
 extern const gasneti_knob_syntax_t gasneti_tracenodes_syntax;

@@ -233,6 +233,13 @@ int gasneti_barrier_try_at(const char *loc, int id, int flags) {
   return rc;
 }
 
+bool gasneti_barrier_advance(void) {
+  if (!notified) return true;
+  if (!progress()) return false;
+  (void)finish(0, GASNET_BARRIERFLAG_UNNAMED);
+  return true;
+}
+
 void(gasnet_barrier_notify)(int id, int flags) { gasneti_barrier_notify_at(NULL, id, flags); }
 int(gasnet_barrier_wait)(int id, int flags) { return gasneti_barrier_wait_at(NULL, id, flags); }
 int(gasnet_barrier)(int id, int flags) { return gasneti_barrier_at(NULL, id, flags); }

@@ -30,10 +30,13 @@ void gasnetc_init(const gasneti_bootstrap_t *boot);
 /* The rank's segment exists (gasnet_attach); a conduit that registers memory does it here. */
 void gasnetc_attach(void *segment, uintptr_t size);
 /* Sends one request to a rank outside the caller's supernode. Blocks only for flow control,
- * during which it keeps serving this rank's incoming messages. */
-void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am);
-/* Sends the reply to a request the conduit delivered with this token (token->src). */
-void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am);
+ * during which it keeps serving this rank's incoming messages; returns true. A message with
+ * GASNETI_AM_IMMEDIATE (am.h) that would have to wait for its first resource (a credit, a send
+ * slot, a buffer, room in the window) is not sent: false, nothing taken, nothing polled. */
+bool gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am);
+/* Sends the reply to a request the conduit delivered with this token (token->src); the same
+ * rule for GASNETI_AM_IMMEDIATE. */
+bool gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am);
 /* Serves the conduit's network (GASNETI_POLL_* in which); returns how many messages ran. */
 int gasnetc_poll(int which);
 /* This rank ends the job with code: tell the other hosts' ranks, best effort, promptly. */

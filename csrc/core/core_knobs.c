@@ -85,10 +85,11 @@ static const gasneti_knob_t rows[] = {
     {"GASNET_TRACEFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", R, "all",
      "Write a trace of the rank's communication here: a path ('%' stands for the rank), "
      "stdout, stderr or - (stdout). Unset: no tracing.", GASNETI_NOT_TUNED},
-    {"GASNET_TRACEMASK", GASNETI_KNOB_CUSTOM, "GPSWXBLAICDNHU", 0, 0, NULL, "", R, "all",
+    {"GASNET_TRACEMASK", GASNETI_KNOB_CUSTOM, "GPSWXBLAICDNHUO", 0, 0, NULL, "", R, "all",
      "Categories traced: G gets, P puts, S syncs, B barriers, A AMs (and their handlers), I "
-     "information, X exit, C the conduit's own (its counters in the statistics); GASNet's "
-     "other letters (W L D N H U) are accepted and have no events here.", MASK},
+     "information, X exit, C the conduit's own (its counters in the statistics), H and U a "
+     "client's own lines, O GASNet-EX objects; GASNet's other letters (W L D N) are accepted "
+     "and have no events here.", MASK},
     {"GASNET_TRACENODES", GASNETI_KNOB_CUSTOM, "*", 0, 0, NULL, "", R, "all",
      "Ranks that trace: * or a list such as 0,2-4.", NODES},
     {"GASNET_TRACELOCAL", GASNETI_KNOB_BOOL, "1", 0, 1, NULL, "", R, "all",
@@ -100,7 +101,7 @@ static const gasneti_knob_t rows[] = {
     {"GASNET_STATSFILE", GASNETI_KNOB_FILENAME, "", 0, 0, NULL, "", R, "all",
      "Write the rank's statistics here at exit (a path, '%' for the rank, stdout, stderr or "
      "-). Unset: with GASNET_TRACEFILE, at the end of the trace; else none.", GASNETI_NOT_TUNED},
-    {"GASNET_STATSMASK", GASNETI_KNOB_CUSTOM, "GPSWXBLAICDNHU", 0, 0, NULL, "", R, "all",
+    {"GASNET_STATSMASK", GASNETI_KNOB_CUSTOM, "GPSWXBLAICDNHUO", 0, 0, NULL, "", R, "all",
      "Categories counted in the statistics (letters as GASNET_TRACEMASK).", MASK},
     {"GASNET_STATSNODES", GASNETI_KNOB_CUSTOM, "*", 0, 0, NULL, "", R, "all",
      "Ranks that collect statistics: * or a list such as 0,2-4.", NODES},

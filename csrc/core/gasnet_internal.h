@@ -47,7 +47,13 @@ static inline void gasneti_cpu_relax(void) {
 }
 
 /* ---- job layout (filled by gasnet_init) -------------------------------------------- */
+/* attach_done: the segment and the network are up (gasnet_attach, gex_Segment_Attach). */
 extern int gasneti_init_done, gasneti_attach_done;
+/* init.c's steps, shared by the GASNet-1 calls and GASNet-EX's (ex/ex_init.c). */
+void gasneti_init_job(int *argc, char ***argv);
+void gasneti_attach_runtime(void);
+void gasneti_attach_network(uintptr_t segsize);
+uintptr_t gasneti_max_local_segment(void);
 extern char gasneti_hostname[64];
 extern char gasneti_jobid[32];
 extern gasnet_node_t *gasneti_host_of;      /* per rank: host index (hosts ordered by first rank) */
@@ -116,6 +122,9 @@ void gasneti_segment_attach(uintptr_t segsize);
 
 /* ---- barrier, exit ----------------------------------------------------------------- */
 void gasneti_barrier_init(void);
+/* One step of the barrier this rank notified, without polling (gex_Coll_BarrierNB's event): true
+ * once it completed (it is then finished, as a wait would have). */
+bool gasneti_barrier_advance(void);
 /* What a set of notifies adds up to (the team barriers of gasnet_coll.h combine them too).
  * Combining is idempotent, so a contribution may be counted twice. */
 typedef struct {

@@ -12,6 +12,7 @@
 #include "coll/coll.h"
 #include "vis/vis.h"
 #include "trace/trace.h"
+#include "ex/ex_internal.h"
 
 gasnet_node_t gasneti_mynode, gasneti_nodes;
 int gasneti_init_done, gasneti_attach_done;
@@ -43,11 +44,8 @@ static void check_same_addresses(void) {
                      gasneti_boot->name);
 }
 
-int gasnet_init(int *argc, char ***argv) {
-  if (gasneti_init_done) {
-    gasneti_warning("gasnet_init called a second time");
-    return GASNET_ERR_RESOURCE;
-  }
+/* gasnet_init's and gex_Client_Init's common part: the job, its hosts, PSHM and the conduit. */
+void gasneti_init_job(int *argc, char ***argv) {
   __asm__ __volatile__("" : : "r"(gasneti_ident)); /* the linker keeps what is referenced */
   gasneti_boot = gasneti_bootstrap_choose(argc, argv);
   if (gasneti_boot->size > GASNET_MAXNODES)
@@ -86,8 +84,42 @@ int gasnet_init(int *argc, char ***argv) {
   gasneti_trace_init(argc ? *argc : 0, argv ? *argv : NULL);
   gasneti_knob_report_all();
   gasneti_init_done = 1;
+}
+
+int gasnet_init(int *argc, char ***argv) {
+  if (gasneti_init_done) {
+    gasneti_warning("gasnet_init called a second time%s",
+                    gasneti_ex_made_by_gasnet1 ? "" : " (after gex_Client_Init)");
+    return GASNET_ERR_RESOURCE;
+  }
+  gasneti_init_job(argc, argv);
+  gasneti_ex_objects_init("GASNET1", GEX_FLAG_USES_GASNET1);
+  gasneti_ex_made_by_gasnet1 = true;
   return GASNET_OK;
 }
+
+/* The runtime's own handlers (every one exists before anything can arrive): once, at
+ * gasnet_attach or gex_Client_Init. */
+void gasneti_attach_runtime(void) {
+  static bool done;
+  if (done) return;
+  done = true;
+  gasneti_barrier_init();
+  gasneti_rma_am_init();
+  gasneti_vis_am_init();
+  gasneti_coll_am_init();
+}
+
+/* The segment, and the network with it (gasnet_attach, gex_Segment_Attach): collective. */
+void gasneti_attach_network(uintptr_t segsize) {
+  gasneti_segment_attach(segsize);
+  gasnetc_attach(gasneti_seginfo[gasneti_mynode].addr, gasneti_seginfo[gasneti_mynode].size);
+  gasneti_boot->barrier(); /* every rank's handlers and segment are ready */
+  gasneti_ex_segment_made();
+  gasneti_attach_done = 1;
+}
+
+uintptr_t gasneti_max_local_segment(void) { return max_local_segment; }
 
 uintptr_t gasnet_getMaxLocalSegmentSize(void) {
   if (!gasneti_init_done) gasneti_fatalerror("gasnet_getMaxLocalSegmentSize before gasnet_init");
@@ -104,7 +136,14 @@ int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsiz
   (void)minheapoffset; /* segments are mmap'd away from the heap; nothing to reserve */
   if (!gasneti_init_done) return GASNET_ERR_NOT_INIT;
   if (gasneti_attach_done) {
-    gasneti_warning("gasnet_attach called a second time");
+    gasneti_warning("gasnet_attach called a second time%s",
+                    gasneti_ex_made_by_gasnet1 ? "" : " (after gex_Segment_Attach)");
+    return GASNET_ERR_RESOURCE;
+  }
+  if (!gasneti_ex_made_by_gasnet1) {
+    gasneti_warning("gasnet_attach after gex_Client_Init: a GASNet-EX client attaches its "
+                    "segment with gex_Segment_Attach and registers handlers with "
+                    "gex_EP_RegisterHandlers");
     return GASNET_ERR_RESOURCE;
   }
   if (numentries < 0 || (numentries > 0 && !table)) return GASNET_ERR_BAD_ARG;
@@ -121,14 +160,8 @@ int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsiz
   }
   int rc = gasneti_register_client_handlers(table, numentries);
   if (rc != GASNET_OK) return rc;
-  gasneti_barrier_init(); /* every handler exists before anything can arrive */
-  gasneti_rma_am_init();
-  gasneti_vis_am_init();
-  gasneti_coll_am_init();
-  gasneti_segment_attach(segsize);
-  gasnetc_attach(gasneti_seginfo[gasneti_mynode].addr, gasneti_seginfo[gasneti_mynode].size);
-  gasneti_boot->barrier(); /* every rank's handlers and segment are ready */
-  gasneti_attach_done = 1;
+  gasneti_attach_runtime();
+  gasneti_attach_network(segsize);
   if (GASNETI_UNLIKELY(gasneti_trace_active))
     gasneti_trace_printf('I', NULL, "ATTACH segment %p, %lu bytes, %d client handlers",
                          gasneti_seginfo[gasneti_mynode].addr,

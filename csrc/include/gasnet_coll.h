@@ -13,7 +13,7 @@
 #ifndef GASNET_COLL_H
 #define GASNET_COLL_H
 
-#include <gasnet.h>
+#include <gasnetex.h>
 
 #ifdef __cplusplus
 extern "C" {

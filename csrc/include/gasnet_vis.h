@@ -11,7 +11,7 @@
 #ifndef GASNET_VIS_H
 #define GASNET_VIS_H
 
-#include <gasnet.h>
+#include <gasnetex.h>
 
 #ifdef __cplusplus
 extern "C" {

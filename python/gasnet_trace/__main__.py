@@ -75,9 +75,9 @@ def run(argv: list[str] | None) -> int:
     try:
         if args.top is not None and args.top < 1:
             raise UsageError(f"--top {args.top}: expected a positive number of rows")
-        if args.category and not re.fullmatch(r"[GPSWXBLAICDNHU]+", args.category):
+        if args.category and not re.fullmatch(r"[GPSWXBLAICDNHUO]+", args.category):
             raise UsageError(f"--category {args.category!r}: expected GASNet's category letters "
-                             "(GPSWXBLAICDNHU)")
+                             "(GPSWXBLAICDNHUO)")
         if args.op:
             try:
                 re.compile(args.op)

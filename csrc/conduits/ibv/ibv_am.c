@@ -86,20 +86,28 @@ static void post_msg(int dest, ibv_sreq_t *s, const gasneti_am_t *am, uint8_t fl
   ibv_post(dest, p->am_rail, s, &wr);
 }
 
-void ibv_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
+bool ibv_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
   bool reply = reply_to != NULL;
+  bool immediate = am->flags & GASNETI_AM_IMMEDIATE;
   int which = (reply || gasneti_am_context != GASNETI_CTX_CLIENT) ? GASNETI_POLL_REPLIES
                                                                    : GASNETI_POLL_ALL;
   ibv_peer_t *p = &ibv.peers[dest];
-  if (!p->usable) ibv_connect(dest);
-  if (p->finished) return; /* it returned from main: nobody will ever read this */
+  if (!p->usable) ibv_connect(dest); /* first contact: a handshake, immediate or not */
+  if (p->finished) return true; /* it returned from main: nobody will ever read this */
   p->recorded = true;
   /* A request takes a credit, given back by its reply. */
-  if (!reply && !gasneti_credit_wait(&ibv.credits, IBV_LOCK, dest, &p->finished,
-                                     ibv_poll_network, which))
-    return;
+  if (!reply) {
+    if (immediate) {
+      int got = gasneti_credit_try(&ibv.credits, IBV_LOCK, dest, &p->finished);
+      if (got <= 0) return got < 0;
+    } else if (!gasneti_credit_wait(&ibv.credits, IBV_LOCK, dest, &p->finished,
+                                    ibv_poll_network, which)) {
+      return true;
+    }
+  }
   uint8_t flags = reply ? MSG_REPLY : 0;
   uint32_t inmsg = 0;
+  bool rdma_payload = false;
   if (am->category == GASNETI_AM_MEDIUM) {
     inmsg = am->nbytes;
   } else if (am->category == GASNETI_AM_LONG && am->nbytes) {
@@ -107,13 +115,31 @@ void ibv_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
       inmsg = am->nbytes;
       flags |= MSG_PACKED;
     } else {
-      long_payload(dest, p->am_rail, am, which);
+      rdma_payload = true;
     }
   }
   bool inline_ok = ibv_msg_bytes(am->nargs) + inmsg <= ibv.inline_limit;
-  ibv_sreq_t *s = ibv_reserve(dest, which, inline_ok ? NEED_NONE : NEED_BBUF);
+  int need = inline_ok ? NEED_NONE : NEED_BBUF;
+  ibv_sreq_t *s = NULL;
+  if (immediate) {
+    /* An RDMA payload's pieces and the header after them: the queue's room for all of them
+     * now (their bounce buffers, if any, are taken as they go). */
+    int pieces = rdma_payload ? (int)((am->nbytes + IBV_PIECE - 1) / IBV_PIECE) : 0;
+    if ((rdma_payload && !ibv_room_now(dest, pieces + 1, need)) ||
+        (!rdma_payload && !(s = ibv_try_reserve(dest, need)))) {
+      if (!reply) gasneti_credit_untake(&ibv.credits, IBV_LOCK, dest);
+      return false;
+    }
+  }
+  if (rdma_payload) {
+    long_payload(dest, p->am_rail, am, which);
+    s = ibv_reserve(dest, which, need);
+  } else if (!immediate) {
+    s = ibv_reserve(dest, which, need);
+  }
   post_msg(dest, s, am, flags, inmsg);
   ibv_lock_drop();
+  return true;
 }
 
 /* A message with no handler: banked credits going back (a hidden reply, when `overdue_only`

@@ -159,10 +159,12 @@ void gasnetc_attach(void *segment, uintptr_t size) {
             ibv.lookups ? "looked up on first contact" : "all received at start-up");
 }
 
-void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) { ibv_send_am(dest, am, NULL); }
+bool gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) {
+  return ibv_send_am(dest, am, NULL);
+}
 
-void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
-  ibv_send_am(request->src, am, request);
+bool gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
+  return ibv_send_am(request->src, am, request);
 }
 
 /* ---- polling ------------------------------------------------------------------------------------ */

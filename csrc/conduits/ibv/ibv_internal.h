@@ -217,6 +217,11 @@ enum { NEED_NONE, NEED_BBUF, NEED_BOUNCE };
 /* Room for one work request to peer (depth, a descriptor, a buffer of the kind asked): waits,
  * serving the network with `which`, and returns with ibv_lock held. Call without it. */
 ibv_sreq_t *ibv_reserve(int peer, int which, int need);
+/* The same without waiting (GASNETI_AM_IMMEDIATE): NULL, ibv_lock not held, when there is no
+ * room now. */
+ibv_sreq_t *ibv_try_reserve(int peer, int need);
+/* Whether count work requests to peer (the last needing `need`) would find room now. */
+bool ibv_room_now(int peer, int count, int need);
 /* Posts wr (its wr_id becomes s) to peer on rail. */
 void ibv_post(int peer, int rail, ibv_sreq_t *s, struct ibv_send_wr *wr);
 int ibv_poll_send(void);           /* reaps send completions of every HCA */
@@ -228,7 +233,7 @@ static inline int ibv_which(void) {
 static inline int ibv_hca_of_rail(int rail) { return ibv.port[rail % ibv.nports].hca; }
 
 /* ibv_am.c */
-void ibv_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
+bool ibv_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
 /* A receive completion of hca's CQ; returns handlers run (ibv_lock held, dropped inside). */
 int ibv_recv_am(struct ibv_wc *wc, int hca, int which);
 int ibv_run_deferred(void);

@@ -14,6 +14,37 @@ static bool room(int peer, int need) {
   return true;
 }
 
+/* Room for count work requests to peer (the last needing `need`), counting only the queue's. */
+static bool room_for(int peer, int count, int need) {
+  ibv_peer_t *p = &ibv.peers[peer];
+  if (p->depth + count > ibv.depth_pp || ibv.depth + count > ibv.depth_total) return false;
+  int n = 0;
+  for (ibv_sreq_t *s = ibv.free_sreqs; s && n < count; s = s->next) n++;
+  return n >= count && room(peer, need);
+}
+
+ibv_sreq_t *ibv_try_reserve(int peer, int need) {
+  ibv_lock_take();
+  if (!room(peer, need)) ibv_poll_send(); /* reaps completions: runs no handler */
+  if (!room(peer, need)) {
+    ibv_lock_drop();
+    return NULL;
+  }
+  ibv_sreq_t *s = ibv_sreq_get();
+  s->peer = peer;
+  if (need == NEED_BBUF) s->buf = ibv_bbuf_get();
+  else if (need == NEED_BOUNCE) s->buf = ibv_bounce_get(), s->bounce = true;
+  return s; /* ibv_lock stays held */
+}
+
+bool ibv_room_now(int peer, int count, int need) {
+  ibv_lock_take();
+  if (!room_for(peer, count, need)) ibv_poll_send();
+  bool ok = room_for(peer, count, need);
+  ibv_lock_drop();
+  return ok;
+}
+
 ibv_sreq_t *ibv_reserve(int peer, int which, int need) {
   for (;;) {
     ibv_lock_take();

@@ -83,12 +83,12 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
 
 void gasnetc_attach(void *segment, uintptr_t size) { (void)segment, (void)size; }
 
-void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) {
-  gasnetc_mpi_send_am(dest, am, NULL);
+bool gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) {
+  return gasnetc_mpi_send_am(dest, am, NULL);
 }
 
-void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
-  gasnetc_mpi_send_am(request->src, am, request);
+bool gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
+  return gasnetc_mpi_send_am(request->src, am, request);
 }
 
 int gasnetc_poll(int which) {

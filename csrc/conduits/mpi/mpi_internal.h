@@ -71,7 +71,7 @@ static inline void gasnetc_mpi_lock_drop(void) {
 _Noreturn void gasnetc_mpi_fail(int rc, const char *what, int peer);
 
 /* mpi_send.c (lock not held) */
-void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
+bool gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
 /* Runtime traffic without a credit: the credits owed to peer (when still overdue), an exit
  * notice, the news that this rank finished. wait: whether it may wait for a send slot
  * (false on the exit path, lock held: then it is dropped when none is free). */

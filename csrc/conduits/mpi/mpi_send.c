@@ -45,6 +45,16 @@ static int wait_slot(bool large, int which) {
   }
 }
 
+/* A slot taken for a message that then did not go (an immediate one, lock held). */
+static void untake_slot(int slot) {
+  gasnetc_mpi_state_t *s = &gasnetc_mpi;
+  if (s->slot_large[slot] >= 0) {
+    s->free_large[s->nlarge_free++] = s->slot_large[slot];
+    s->slot_large[slot] = -1;
+  }
+  s->free_slots[s->nfree++] = slot;
+}
+
 static uint8_t *slot_buffer(int slot) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   int large = s->slot_large[slot];
@@ -66,32 +76,45 @@ static int serve_while_sending(bool reply) {
                                                              : GASNETI_POLL_ALL;
 }
 
-/* A request's credit (lock not held): false when the peer returned from main (nobody will
- * ever read it). A free one is taken without a call in SEQ builds (no lock to take). */
-static inline bool take_credit(gasnet_node_t dest, gasnetc_mpi_peer_t *p, bool reply) {
+/* A request's credit (lock not held): 1 taken; -1 when the peer returned from main (nobody
+ * will ever read it); 0 (an immediate request only) when none is free now. A free one is taken
+ * without a call in SEQ builds (no lock to take). */
+static inline int take_credit(gasnet_node_t dest, gasnetc_mpi_peer_t *p, bool reply,
+                              bool immediate) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
 #if !GASNETI_THREADS
-  if (GASNETI_LIKELY(!p->finished && gasneti_credit_take(&s->credits, dest))) return true;
+  if (GASNETI_LIKELY(!p->finished && gasneti_credit_take(&s->credits, dest))) return 1;
 #endif
+  if (GASNETI_UNLIKELY(immediate)) return gasneti_credit_try(&s->credits, MPIC_LOCK, dest,
+                                                             &p->finished);
   return gasneti_credit_wait(&s->credits, MPIC_LOCK, dest, &p->finished, gasnetc_mpi_poll,
-                             serve_while_sending(reply));
+                             serve_while_sending(reply)) ? 1 : -1;
 }
 
 /* A Short by the shortest way: its 8-byte header and arguments in a slot's own buffer
  * (mpi_wire.h). It is the AM sent most, and its round trip is what the conduit is held to
  * against MPI's own ping-pong: every instruction here is on that path (so the Mediums' and
  * Longs' path is a function of its own, and what waiting needs is worked out only to wait). */
-static void send_short(gasnet_node_t dest, const gasneti_am_t *am, bool reply) {
+static bool send_short(gasnet_node_t dest, const gasneti_am_t *am, bool reply) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   gasnetc_mpi_peer_t *p = &s->peers[dest];
-  if (!reply && !take_credit(dest, p, reply)) return;
+  bool immediate = am->flags & GASNETI_AM_IMMEDIATE;
+  if (!reply) {
+    int got = take_credit(dest, p, reply, immediate);
+    if (got <= 0) return got < 0;
+  }
   gasnetc_mpi_lock_take();
   if (GASNETI_UNLIKELY(p->finished)) {
     gasnetc_mpi_lock_drop();
-    return;
+    return true;
   }
   int slot = GASNETI_LIKELY(s->nfree) ? s->free_slots[--s->nfree]
-                                      : wait_slot(false, serve_while_sending(reply));
+             : immediate ? try_slot(false) : wait_slot(false, serve_while_sending(reply));
+  if (slot < 0) { /* an immediate one: no send slot now */
+    if (!reply) gasneti_credit_returned(&s->credits, dest, 1);
+    gasnetc_mpi_lock_drop();
+    return false;
+  }
   uint8_t *buf = s->small + (size_t)slot * MPIC_SMALL; /* never a large buffer: see try_slot */
   gasnetc_mpi_msg_t *m = (gasnetc_mpi_msg_t *)buf;
   m->category = GASNETI_AM_SHORT;
@@ -105,21 +128,27 @@ static void send_short(gasnet_node_t dest, const gasneti_am_t *am, bool reply) {
   for (int i = 0; i < am->nargs; i++) args[i] = am->args[i];
   post(slot, dest, buf, gasnetc_mpi_head_bytes(true, am->nargs), NULL, 0);
   gasnetc_mpi_lock_drop();
+  return true;
 }
 
-static void send_bulk(gasnet_node_t dest, const gasneti_am_t *am, bool reply);
+static bool send_bulk(gasnet_node_t dest, const gasneti_am_t *am, bool reply);
 
-void gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
-  if (am->category == GASNETI_AM_SHORT) send_short(dest, am, reply_to != NULL);
-  else send_bulk(dest, am, reply_to != NULL);
+bool gasnetc_mpi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
+  if (am->category == GASNETI_AM_SHORT) return send_short(dest, am, reply_to != NULL);
+  return send_bulk(dest, am, reply_to != NULL);
 }
 
 /* A Medium, or a Long or a piece of one (lock not held). */
-static __attribute__((noinline)) void send_bulk(gasnet_node_t dest, const gasneti_am_t *am,
+static __attribute__((noinline)) bool send_bulk(gasnet_node_t dest, const gasneti_am_t *am,
                                                 bool reply) {
   gasnetc_mpi_state_t *s = &gasnetc_mpi;
   gasnetc_mpi_peer_t *p = &s->peers[dest];
-  if (!reply && !(am->flags & GASNETI_AM_FRAG) && !take_credit(dest, p, reply)) return;
+  bool immediate = am->flags & GASNETI_AM_IMMEDIATE;
+  bool credit = !reply && !(am->flags & GASNETI_AM_FRAG);
+  if (credit) {
+    int got = take_credit(dest, p, reply, immediate);
+    if (got <= 0) return got < 0;
+  }
   int which = serve_while_sending(reply);
   uint32_t head = gasnetc_mpi_head_bytes(false, am->nargs); /* a whole header (mpi_wire.h) */
   uint32_t chunk = am->chunk;
@@ -131,12 +160,26 @@ static __attribute__((noinline)) void send_bulk(gasnet_node_t dest, const gasnet
   gasnetc_mpi_lock_take();
   if (p->finished) {
     gasnetc_mpi_lock_drop();
-    return;
+    return true;
   }
-  int slot = wait_slot(large, which);
-  /* A direct payload's own send: from where it lies when it stays unchanged until answered,
-   * else from a copy in a large buffer. */
-  int data_slot = direct ? wait_slot(!stable, which) : -1;
+  int slot, data_slot = -1;
+  if (immediate) { /* both slots now, or neither */
+    slot = try_slot(large);
+    if (slot >= 0 && direct && (data_slot = try_slot(!stable)) < 0) {
+      untake_slot(slot);
+      slot = -1;
+    }
+    if (slot < 0) {
+      if (credit) gasneti_credit_returned(&s->credits, dest, 1);
+      gasnetc_mpi_lock_drop();
+      return false;
+    }
+  } else {
+    slot = wait_slot(large, which);
+    /* A direct payload's own send: from where it lies when it stays unchanged until answered,
+     * else from a copy in a large buffer. */
+    data_slot = direct ? wait_slot(!stable, which) : -1;
+  }
   uint8_t *buf = slot_buffer(slot);
   gasnetc_mpi_msg_t *m = (gasnetc_mpi_msg_t *)buf;
   *m = (gasnetc_mpi_msg_t){.category = am->category, .handler = am->handler, .nargs = am->nargs,
@@ -155,6 +198,7 @@ static __attribute__((noinline)) void send_bulk(gasnet_node_t dest, const gasnet
     s->inflight++;
   }
   gasnetc_mpi_lock_drop();
+  return true;
 }
 
 bool gasnetc_mpi_send_ctrl(int peer, int kind, int32_t code, uint32_t phase, bool wait) {

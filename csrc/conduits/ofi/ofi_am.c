@@ -106,17 +106,62 @@ static void post(int dest, const gasneti_am_t *am, uint8_t flags, uint32_t inmsg
            which);
 }
 
-void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
+/* An immediate message (GASNETI_AM_IMMEDIATE, ofi_lock held): one try at the provider; false,
+ * with nothing taken or sent, when it or this rank's buffers are full now. */
+static bool try_post(int dest, const gasneti_am_t *am, uint8_t flags, uint32_t inmsg) {
+  ofi_peer_t *p = &ofi.peers[dest];
+  uint32_t len = ofi_msg_bytes(am->nargs, inmsg);
+  uint16_t credits = (uint16_t)gasneti_credit_collect(&ofi.credits, dest);
+  ssize_t rc;
+  if (len <= ofi.inject_limit) {
+    uint8_t stack[OFI_INJECT_MAX] __attribute__((aligned(8)));
+    build(stack, am, flags, inmsg, credits);
+    rc = fi_inject(ofi.ep, stack, len, p->addr);
+  } else {
+    void *buf = ofi_bbuf_get();
+    ofi_op_t *op = buf ? ofi_op_get() : NULL;
+    if (!op) {
+      if (buf) ofi_bbuf_put(buf);
+      rc = -FI_EAGAIN;
+    } else {
+      op->kind = OP_SEND;
+      op->peer = dest;
+      op->buf = buf;
+      build(buf, am, flags, inmsg, credits);
+      rc = fi_send(ofi.ep, buf, len, NULL, p->addr, op);
+      if (rc == -FI_EAGAIN) {
+        ofi_bbuf_put(buf);
+        ofi_op_put(op);
+      }
+    }
+  }
+  if (rc == -FI_EAGAIN) {
+    gasneti_credit_reowe(&ofi.credits, dest, credits);
+    return false;
+  }
+  if (rc) ofi_fatal_rc("sending an AM", (int)rc);
+  return true;
+}
+
+bool ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
   bool reply = reply_to != NULL;
+  bool immediate = am->flags & GASNETI_AM_IMMEDIATE;
   int which = reply ? GASNETI_POLL_REPLIES : ofi_which();
   ofi_met(dest);
   ofi_peer_t *p = &ofi.peers[dest];
+  if (p->finished) return true; /* it returned from main: nobody will ever read this */
   /* A request takes a credit, given back by its reply. */
-  if (p->finished || (!reply && !gasneti_credit_wait(&ofi.credits, OFI_LOCK, dest,
-                                                     &p->finished, serve, which)))
-    return; /* it returned from main: nobody will ever read this */
+  if (!reply) {
+    if (immediate) {
+      int got = gasneti_credit_try(&ofi.credits, OFI_LOCK, dest, &p->finished);
+      if (got <= 0) return got < 0;
+    } else if (!gasneti_credit_wait(&ofi.credits, OFI_LOCK, dest, &p->finished, serve, which)) {
+      return true;
+    }
+  }
   uint8_t flags = reply ? OFI_MSG_REPLY : 0;
   uint32_t inmsg = 0;
+  bool rdma_payload = false;
   if (am->category == GASNETI_AM_MEDIUM) {
     inmsg = am->nbytes;
   } else if (am->category == GASNETI_AM_LONG && am->nbytes) {
@@ -124,7 +169,7 @@ void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
       inmsg = ofi.long_rma ? am->nbytes : am->chunk;
       flags |= OFI_MSG_PACKED;
     } else {
-      long_payload(dest, am, which);
+      rdma_payload = true;
     }
   }
   gasneti_am_t packed = *am;
@@ -132,9 +177,19 @@ void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
     packed.chunk = am->nbytes;
     packed.flags = GASNETI_AM_TAIL;
   }
+  if (immediate && !rdma_payload) {
+    ofi_lock_take();
+    bool sent = try_post(dest, &packed, flags, inmsg);
+    if (!sent && !reply) gasneti_credit_returned(&ofi.credits, dest, 1);
+    ofi_lock_drop();
+    return sent;
+  }
+  /* (an immediate Long written by RMA waits for its writes' resources, if it must) */
+  if (rdma_payload) long_payload(dest, am, which);
   ofi_lock_take();
   post(dest, &packed, flags, inmsg, which);
   ofi_lock_drop();
+  return true;
 }
 
 /* A message with no handler: credits going back, an exit notice, "I finished". Best effort for

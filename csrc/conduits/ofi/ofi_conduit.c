@@ -175,10 +175,12 @@ void gasnetc_attach(void *segment, uintptr_t size) {
   free(all);
 }
 
-void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) { ofi_send_am(dest, am, NULL); }
+bool gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) {
+  return ofi_send_am(dest, am, NULL);
+}
 
-void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
-  ofi_send_am(request->src, am, request);
+bool gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
+  return ofi_send_am(request->src, am, request);
 }
 
 #if GASNETI_THREADS

@@ -163,7 +163,7 @@ int ofi_which(void);
 void ofi_failed(ofi_op_t *op, int err, int prov_errno, const void *err_data, size_t len);
 
 /* ofi_am.c */
-void ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
+bool ofi_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
 /* First contact (ofi_open.c): the peer's address card looked up from the spawner and inserted
  * into the address vector; call without ofi_lock held (the lookup may block). A peer that has
  * ended already is marked finished, with a warning unless quiet. */

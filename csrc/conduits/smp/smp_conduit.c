@@ -18,12 +18,19 @@ void gasnetc_init(const gasneti_bootstrap_t *boot) {
 
 void gasnetc_attach(void *segment, uintptr_t size) { (void)segment, (void)size; }
 
-void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) {
-  gasneti_pshm_send(gasneti_host_local[dest], 0, am);
+static bool send(int host_index, int reply, const gasneti_am_t *am) {
+  if (am->flags & GASNETI_AM_IMMEDIATE) /* a full ring or outbox refuses it */
+    return gasneti_pshm_try_send(&gasneti_queues.tx[reply][host_index], reply, am, NULL);
+  gasneti_pshm_send(host_index, reply, am, NULL);
+  return true;
 }
 
-void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
-  gasneti_pshm_send(gasneti_host_local[request->src], 1, am);
+bool gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) {
+  return send(gasneti_host_local[dest], 0, am);
+}
+
+bool gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
+  return send(gasneti_host_local[request->src], 1, am);
 }
 
 /* The host's queues are PSHM's, served by its poll; nothing else to serve. */

@@ -308,10 +308,12 @@ void gasnetc_attach(void *segment, uintptr_t size) {
   gasnetc_udp_start_receive_thread();
 }
 
-void gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) { udp_send_am(dest, am, NULL); }
+bool gasnetc_am_request(gasnet_node_t dest, const gasneti_am_t *am) {
+  return udp_send_am(dest, am, NULL);
+}
 
-void gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
-  udp_send_am(request->src, am, request);
+bool gasnetc_am_reply(gasneti_token_t *request, const gasneti_am_t *am) {
+  return udp_send_am(request->src, am, request);
 }
 
 int gasnetc_poll(int which) {

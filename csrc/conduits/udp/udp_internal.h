@@ -230,8 +230,9 @@ void udp_mark_dirty(int peer);
 void udp_resend(void *ctx, void *buf, uint32_t len, unsigned copy);
 void udp_release(void *ctx, void *buf);   /* acknowledged (ctx: the peer) */
 void udp_drop_sent(void *buf);            /* never to be acknowledged (the peer finished) */
-/* Sends one AM (without udp_lock held): blocks, serving the network, for credits and room. */
-void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
+/* Sends one AM (without udp_lock held): blocks, serving the network, for credits and room; an
+ * immediate one (GASNETI_AM_IMMEDIATE) that cannot all be placed at once is not sent: false. */
+bool udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
 void udp_send_control(int peer, int type, int code);
 /* Control datagrams' MAC (udp_wire.h): seal before sending, check on receipt. Both only read
  * udp.ctl_key, fixed before any datagram moves (the liveness thread uses them too). */

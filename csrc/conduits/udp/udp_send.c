@@ -407,8 +407,29 @@ static void wait_a_little(int which) {
   if (!serve_waiting(which)) gasneti_wait_backoff();
 }
 
-void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
+/* Whether all of an immediate message can be placed now without waiting (udp_lock held): in
+ * the open packet, or in as many new ones as window, depth and buffers allow at once. */
+static bool fits_now(int peer, const gasneti_am_t *am, bool reply) {
+  udp_peer_t *p = udp_peer(peer);
+  uint32_t total = am->category == GASNETI_AM_SHORT ? 0 : am->nbytes;
+  if (am->category == GASNETI_AM_MEDIUM && p->medium_owner[reply]) return false;
+  if (p->open) {
+    const udp_pkt_hdr_t *h = (const udp_pkt_hdr_t *)p->open;
+    if (h->nmsgs < 255 && p->dgram > p->open_len &&
+        udp_msg_bytes(am->nargs, total) <= p->dgram - p->open_len)
+      return true;
+  }
+  /* New packets: the first carries the header and arguments, each holds at least this much. */
+  uint32_t room = p->dgram - (uint32_t)sizeof(udp_pkt_hdr_t) - udp_msg_bytes(am->nargs, 0);
+  uint32_t packets = 1 + (total > room ? (total - room + room - 1) / room + 1 : 0);
+  return p->rel.window - gasnetc_rel_in_flight(&p->rel) >= packets &&
+         udp.depth_total - udp.in_flight >= packets &&
+         udp.pool.nfree > UDP_RX_BATCH + 8 + packets;
+}
+
+bool udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to) {
   bool reply = reply_to != NULL;
+  bool immediate = am->flags & GASNETI_AM_IMMEDIATE;
   bool in_handler = gasneti_am_context != GASNETI_CTX_CLIENT;
   int which = (reply || in_handler) ? GASNETI_POLL_REPLIES : GASNETI_POLL_ALL;
   udp_peer_t *p = udp_peer(dest);
@@ -421,19 +442,31 @@ void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
     if (tell)
       gasneti_warning("udp: rank %d had already exited when this rank first sent to it: what "
                       "is sent to it is dropped", (int)dest);
-    return;
+    return true;
   }
   /* A request takes a credit, given back by its reply. */
-  if (!reply && !gasneti_credit_wait(&udp.credits, UDP_LOCK, dest, &p->finished, serve_waiting,
-                                     which))
-    return;
+  if (!reply) {
+    if (immediate) {
+      int got = gasneti_credit_try(&udp.credits, UDP_LOCK, dest, &p->finished);
+      if (got <= 0) return got < 0;
+    } else if (!gasneti_credit_wait(&udp.credits, UDP_LOCK, dest, &p->finished, serve_waiting,
+                                    which)) {
+      return true;
+    }
+  }
   progress_t pr = {0};
   for (;;) {
     udp_lock_take();
     if (p->finished) { /* it returned from main: nobody will ever read this */
       udp_lock_drop();
-      return;
+      return true;
     }
+    if (immediate && !fits_now(dest, am, reply)) {
+      if (!reply) gasneti_credit_returned(&udp.credits, dest, 1);
+      udp_lock_drop();
+      return false;
+    }
+    immediate = false; /* placed in one go from here on */
     bool done = place(dest, am, reply, &pr);
     /* A client's message leaves now when its peer is idle, or when it is the first to that
      * peer since the client last polled (a barrier's or a round trip's: never delayed). The
@@ -447,7 +480,7 @@ void udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
       udp_send_now();
     }
     udp_lock_drop();
-    if (done) return;
+    if (done) return true;
     wait_a_little(which);
   }
 }

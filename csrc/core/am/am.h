@@ -38,6 +38,11 @@ enum {
    * acknowledged it (a blocking or bulk put's source, the memory a get reply comes from), so
    * a conduit may send straight from it, and again from it, instead of copying it first. */
   GASNETI_AM_STABLE = 0x4,
+  /* Sender's side only: GEX_FLAG_IMMEDIATE: a message that would have to wait for a credit, a
+   * queue slot or a buffer is not sent (the send returns false) instead. Only the first
+   * resource a message needs is tried this way: once any of it is committed, the rest of it is
+   * sent as any message is. */
+  GASNETI_AM_IMMEDIATE = 0x8,
 };
 
 /* One message, as the core asks a conduit to send it and as a conduit delivers it. */
@@ -58,6 +63,8 @@ typedef struct gasneti_token {
   uint8_t is_request;
   uint8_t replied;
   uint32_t conduit; /* the conduit's own per-message state (e.g. credits to return) */
+  uint8_t category; /* set by the core as the handler starts (gex_Token_Info) */
+  gasnet_handler_t handler;
 } gasneti_token_t;
 
 /* What the calling thread is doing: handlers may not send requests and run at most one reply. */
@@ -68,6 +75,12 @@ typedef void (*gasneti_handler_fn)(void);
 void gasneti_register_internal_handler(gasnet_handler_t index, gasneti_handler_fn fn);
 /* Installs the client's table (gasnet_attach); returns a GASNET_ERR_* code. */
 int gasneti_register_client_handlers(gasnet_handlerentry_t *table, int n);
+/* gex_EP_RegisterHandlers: fixed indices first, then 0 entries take the highest free index in
+ * table order; an index is taken once (by either API). Returns a GASNET_ERR_* code, having said
+ * why (gex_System_SetVerboseErrors) and registered nothing, when the table is refused. */
+int gasneti_register_ex_handlers(gex_AM_Entry_t *table, size_t n);
+/* The registration of a client handler (gex_Token_Info), NULL for an index nobody took. */
+const gex_AM_Entry_t *gasneti_handler_entry(gasnet_handler_t index);
 
 /* Runs what a received message asks: copies Long pieces into place, then runs the handler
  * (never for a FRAG). The payload pointer stays valid until this returns. */
@@ -85,6 +98,14 @@ void gasneti_am_reply_internal(gasnet_token_t token, gasnet_handler_t handler, i
                                const gasnet_handlerarg_t *args);
 /* The variadic AM forms' count check of a debug client (gasnet_am_macros.h). */
 void gasneti_am_nargs_mismatch(const char *call, int numargs, int given) __attribute__((noreturn));
+/* A client's AM with its flags (GASNETI_AM_IMMEDIATE): false when an immediate one was not
+ * sent. The checks and the trace are the caller's (am_send.c's entry points, the EX layer). */
+bool gasneti_am_request_client(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                               const void *src, size_t nbytes, void *dst, int nargs,
+                               const gasnet_handlerarg_t *args, uint8_t flags);
+bool gasneti_am_reply_client(gasnet_token_t token, gasnet_handler_t handler, int category,
+                             const void *src, size_t nbytes, void *dst, int nargs,
+                             const gasnet_handlerarg_t *args, uint8_t flags);
 /* Mediums and Longs whose payload is GASNETI_AM_STABLE. */
 void gasneti_am_request_stable(gasnet_node_t dest, gasnet_handler_t handler, int category,
                                const void *src, size_t nbytes, void *dst, int nargs,

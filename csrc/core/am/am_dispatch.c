@@ -1,21 +1,37 @@
 /* am_dispatch.c: the handler table, its registration at attach, and running a received
  * message's handler with 0..16 arguments in the right handler context. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "am.h"
 #include "trace/trace.h"
 
-static gasneti_handler_fn handlers[256];
+/* A handler and what a registration through gex_EP_RegisterHandlers promised of the messages
+ * it runs for: `allowed` has bit (category * 2 + is_reply) for each kind it takes, 0 for one
+ * registered by gasnet_attach (which promises nothing); nargs the count each carries. */
+typedef struct {
+  gasneti_handler_fn fn;
+  uint8_t allowed, nargs;
+} handler_t;
+static handler_t handlers[256];
+static gex_AM_Entry_t entries[256]; /* a client index's registration (gex_Token_Info) */
+static bool taken[256];              /* client indices registered, by either API */
 GASNETI_TLS int gasneti_am_context;
 
 void gasneti_register_internal_handler(gasnet_handler_t index, gasneti_handler_fn fn) {
-  handlers[index] = fn;
+  handlers[index].fn = fn;
+}
+
+const gex_AM_Entry_t *gasneti_handler_entry(gasnet_handler_t index) {
+  return taken[index] ? &entries[index] : NULL;
 }
 
 /* Fixed indices first, then "don't care" entries get the lowest free client index, so the same
  * table gives the same assignment on every rank. */
 int gasneti_register_client_handlers(gasnet_handlerentry_t *table, int n) {
-  bool used[256] = {false};
+  bool used[256];
+  memcpy(used, taken, sizeof used);
   for (int i = 0; i < n; i++) {
     int idx = table[i].index;
     if (!table[i].fnptr) {
@@ -45,7 +61,88 @@ int gasneti_register_client_handlers(gasnet_handlerentry_t *table, int n) {
     used[next] = true;
     table[i].index = (gasnet_handler_t)next;
   }
-  for (int i = 0; i < n; i++) handlers[table[i].index] = (gasneti_handler_fn)table[i].fnptr;
+  for (int i = 0; i < n; i++) {
+    int idx = table[i].index;
+    handlers[idx] = (handler_t){(gasneti_handler_fn)table[i].fnptr, 0, 0};
+    entries[idx] = (gex_AM_Entry_t){.gex_index = (gex_AM_Index_t)idx,
+                                    .gex_fnptr = (gex_AM_Fn_t)table[i].fnptr};
+    taken[idx] = true;
+  }
+  return GASNET_OK;
+}
+
+/* What an EX registration's flags allow, as handler_t's bits; 0 when they are malformed. */
+static uint8_t allowed_kinds(gex_Flags_t flags) {
+  gex_Flags_t cat = flags & (GEX_FLAG_AM_SHORT | GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_LONG);
+  gex_Flags_t dir = flags & GEX_FLAG_AM_REQREP;
+  if (!dir || (cat != GEX_FLAG_AM_SHORT && cat != GEX_FLAG_AM_MEDIUM && cat != GEX_FLAG_AM_LONG &&
+               cat != GEX_FLAG_AM_MEDLONG))
+    return 0;
+  uint8_t bits = 0;
+  for (int c = 0; c < 3; c++) {
+    if (!(cat & (GEX_FLAG_AM_SHORT << c))) continue;
+    if (dir & GEX_FLAG_AM_REQUEST) bits |= (uint8_t)(1u << (c * 2));
+    if (dir & GEX_FLAG_AM_REPLY) bits |= (uint8_t)(1u << (c * 2 + 1));
+  }
+  return bits;
+}
+
+static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int refuse(const char *fmt, ...) {
+  if (gex_System_GetVerboseErrors()) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gasneti_warning("gex_EP_RegisterHandlers: %s", msg);
+  }
+  return GASNET_ERR_BAD_ARG;
+}
+
+int gasneti_register_ex_handlers(gex_AM_Entry_t *table, size_t n) {
+  bool used[256];
+  memcpy(used, taken, sizeof used);
+  for (size_t i = 0; i < n; i++) {
+    const gex_AM_Entry_t *e = &table[i];
+    const char *name = e->gex_name ? e->gex_name : "";
+    if (!e->gex_fnptr) return refuse("entry %zu%s%s has a NULL gex_fnptr", i, *name ? " " : "", name);
+    if (!allowed_kinds(e->gex_flags))
+      return refuse("entry %zu (index %d%s%s) has gex_flags 0x%x: expected one of "
+                    "GEX_FLAG_AM_SHORT, _MEDIUM, _LONG or _MEDLONG ORed with one of "
+                    "GEX_FLAG_AM_REQUEST, _REPLY or _REQREP", i, (int)e->gex_index,
+                    *name ? ", " : "", name, (unsigned)e->gex_flags);
+    if (e->gex_nargs > 16)
+      return refuse("entry %zu (index %d%s%s) has gex_nargs %u: accepted 0..16", i,
+                    (int)e->gex_index, *name ? ", " : "", name, e->gex_nargs);
+    int idx = e->gex_index;
+    if (idx == 0) continue;
+    if (idx < GEX_AM_INDEX_BASE)
+      return refuse("entry %zu%s%s asks for handler index %d: client indices are %d..255, or 0 "
+                    "to have one assigned", i, *name ? " " : "", name, idx, GEX_AM_INDEX_BASE);
+    if (used[idx])
+      return refuse("handler index %d (entry %zu%s%s) is taken already (registered before, or "
+                    "twice in this table)", idx, i, *name ? ", " : "", name);
+    used[idx] = true;
+  }
+  /* The specification's rule: 0 entries, in table order, take the highest index still free. */
+  int next = 255;
+  for (size_t i = 0; i < n; i++) {
+    if (table[i].gex_index != 0) continue;
+    while (next >= GEX_AM_INDEX_BASE && used[next]) next--;
+    if (next < GEX_AM_INDEX_BASE)
+      return refuse("no free handler index for entry %zu: an endpoint has 128 (%d..255)", i,
+                    GEX_AM_INDEX_BASE);
+    used[next] = true;
+    table[i].gex_index = (gex_AM_Index_t)next;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const gex_AM_Entry_t *e = &table[i];
+    handlers[e->gex_index] = (handler_t){(gasneti_handler_fn)e->gex_fnptr,
+                                         allowed_kinds(e->gex_flags), (uint8_t)e->gex_nargs};
+    entries[e->gex_index] = *e;
+    taken[e->gex_index] = true;
+  }
   return GASNET_OK;
 }
 
@@ -107,14 +204,34 @@ static void call_handler(gasneti_handler_fn fn, gasnet_token_t tok, int category
   }
 }
 
+static const char *const kind_names[] = {"Short", "Medium", "Long"};
+
+/* A message its handler's gex_EP_RegisterHandlers entry did not allow. */
+static void __attribute__((noreturn, noinline)) unregistered_kind(
+    const gasneti_token_t *token, int category, gasnet_handler_t handler, int nargs) {
+  const gex_AM_Entry_t *e = &entries[handler];
+  gasneti_fatalerror("AM %s %s with %d argument%s from rank %d to handler %d%s%s%s, which "
+                     "gex_EP_RegisterHandlers registered with gex_flags 0x%x and gex_nargs %u",
+                     kind_names[category], token->is_request ? "request" : "reply", nargs,
+                     nargs == 1 ? "" : "s", (int)token->src, (int)handler,
+                     e->gex_name ? " (" : "", e->gex_name ? e->gex_name : "",
+                     e->gex_name ? ")" : "", (unsigned)e->gex_flags, e->gex_nargs);
+}
+
 /* A received message's handler, in its handler context. */
 static inline __attribute__((always_inline)) void run_handler(
     gasneti_token_t *token, int category, gasnet_handler_t handler, void *buf, size_t nbytes,
     int nargs, const T *args) {
-  gasneti_handler_fn fn = handlers[handler];
+  const handler_t *h = &handlers[handler];
+  gasneti_handler_fn fn = h->fn;
   if (GASNETI_UNLIKELY(!fn))
     gasneti_fatalerror("AM %s from rank %d names handler %d, which is not registered",
                        token->is_request ? "request" : "reply", (int)token->src, (int)handler);
+  if (GASNETI_UNLIKELY(h->allowed && (!(h->allowed >> (category * 2 + !token->is_request) & 1) ||
+                                       nargs != h->nargs)))
+    unregistered_kind(token, category, handler, nargs);
+  token->category = (uint8_t)category;
+  token->handler = handler;
   if (GASNETI_UNLIKELY(nargs > 16))
     gasneti_fatalerror("AM from rank %d carries %d arguments (at most 16)", (int)token->src,
                        nargs);

@@ -18,7 +18,7 @@
 /* ---- argument checks (the failures are out of line: the fast path stays small) ----------- */
 ALWAYS_INLINE void check_common(const char *what, int nargs) {
   if (GASNETI_UNLIKELY(!gasneti_attach_done))
-    gasneti_fatalerror("%s called before gasnet_attach", what);
+    gasneti_fatalerror("%s called before gasnet_attach (or gex_Segment_Attach)", what);
   if (GASNETI_UNLIKELY(nargs < 0 || nargs > 16))
     gasneti_fatalerror("%s with %d arguments: accepted 0..16", what, nargs);
 }
@@ -97,62 +97,70 @@ static void deliver_loopback(int reply, const gasneti_am_t *am) {
   gasneti_am_deliver(&tok, &local);
 }
 
-/* ---- routing ---------------------------------------------------------------------------- */
-ALWAYS_INLINE void to_conduit(gasnet_node_t dest, gasneti_token_t *reply_to,
+/* ---- routing ----------------------------------------------------------------------------
+ * Each returns whether the message went: only one with GASNETI_AM_IMMEDIATE may be refused, and
+ * only before any of it went. */
+ALWAYS_INLINE bool to_conduit(gasnet_node_t dest, gasneti_token_t *reply_to,
                               const gasneti_am_t *am) {
-  if (reply_to) gasnetc_am_reply(reply_to, am);
-  else gasnetc_am_request(dest, am);
+  if (reply_to) return gasnetc_am_reply(reply_to, am);
+  return gasnetc_am_request(dest, am);
 }
 
 /* A Long larger than one conduit message: leading pieces first, then the header with the
  * last piece; conduits deliver in order per peer, so the handler sees the whole payload. */
-static void to_conduit_long(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
+static bool to_conduit_long(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
   const uint8_t *src = am->payload;
   uint8_t stable = am->flags & GASNETI_AM_STABLE;
+  uint8_t immediate = am->flags & GASNETI_AM_IMMEDIATE; /* the first piece's only */
 #ifdef GASNETC_LONG_CHUNK_STABLE
   size_t max = stable ? (size_t)GASNETC_LONG_CHUNK_STABLE : gasnetc_long_chunk, off = 0;
 #else
   size_t max = gasnetc_long_chunk, off = 0;
 #endif
   while (am->nbytes - off > max) {
-    gasneti_am_t frag = {.category = GASNETI_AM_LONG, .flags = GASNETI_AM_FRAG | stable,
+    gasneti_am_t frag = {.category = GASNETI_AM_LONG, .flags = GASNETI_AM_FRAG | stable | immediate,
                          .nbytes = am->nbytes, .chunk = (uint32_t)max, .payload = src + off,
                          .dst = am->dst + off};
-    to_conduit(dest, reply_to, &frag);
+    if (!to_conduit(dest, reply_to, &frag)) return false; /* (only ever the first) */
+    immediate = 0;
     off += max;
   }
   am->chunk = (uint32_t)(am->nbytes - off);
   am->payload = src + off;
-  am->flags = (uint8_t)((am->chunk ? GASNETI_AM_TAIL : 0) | stable);
-  to_conduit(dest, reply_to, am);
+  am->flags = (uint8_t)((am->chunk ? GASNETI_AM_TAIL : 0) | stable | immediate);
+  return to_conduit(dest, reply_to, am);
 }
 
-ALWAYS_INLINE void route(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
+ALWAYS_INLINE bool route(gasnet_node_t dest, gasneti_token_t *reply_to, gasneti_am_t *am) {
   if (dest == gasneti_mynode) {
     deliver_loopback(reply_to != NULL, am);
-  } else if (gasneti_pshm_reach[dest]) {
+    return true;
+  }
+  if (gasneti_pshm_reach[dest]) {
+    /* A Long's payload lands in the target segment through our mapping as the header goes. */
+    void *long_dst = NULL;
     if (am->category == GASNETI_AM_LONG) {
-      /* The payload lands in the target segment through our mapping before the header goes. */
-      if (am->nbytes)
-        memcpy((void *)((uintptr_t)am->dst + gasneti_pshm_offset[dest]), am->payload, am->nbytes);
+      long_dst = (void *)((uintptr_t)am->dst + gasneti_pshm_offset[dest]);
       am->chunk = 0;
     }
-    gasneti_pshm_send(gasneti_host_local[dest], reply_to != NULL, am);
-  } else if (am->category == GASNETI_AM_LONG) {
-    to_conduit_long(dest, reply_to, am);
-  } else {
-    to_conduit(dest, reply_to, am);
+    int idx = gasneti_host_local[dest], reply = reply_to != NULL;
+    if (GASNETI_UNLIKELY(am->flags & GASNETI_AM_IMMEDIATE))
+      return gasneti_pshm_try_send(&gasneti_queues.tx[reply][idx], reply, am, long_dst);
+    gasneti_pshm_send(idx, reply, am, long_dst);
+    return true;
   }
+  if (am->category == GASNETI_AM_LONG) return to_conduit_long(dest, reply_to, am);
+  return to_conduit(dest, reply_to, am);
 }
 
-ALWAYS_INLINE void send_am(gasnet_node_t dest, gasneti_token_t *reply_to, int category,
-                    gasnet_handler_t handler, const void *src, size_t nbytes, void *dst,
-                    int nargs, const gasnet_handlerarg_t *args, uint8_t flags) {
+ALWAYS_INLINE bool send_am(gasnet_node_t dest, gasneti_token_t *reply_to, int category,
+                           gasnet_handler_t handler, const void *src, size_t nbytes, void *dst,
+                           int nargs, const gasnet_handlerarg_t *args, uint8_t flags) {
   gasneti_am_t am = {.category = (uint8_t)category, .handler = handler, .nargs = (uint8_t)nargs,
                      .flags = flags, .nbytes = (uint32_t)nbytes, .args = args, .payload = src,
                      .dst = (uint64_t)(uintptr_t)dst};
   if (category == GASNETI_AM_MEDIUM) am.chunk = (uint32_t)nbytes;
-  route(dest, reply_to, &am);
+  return route(dest, reply_to, &am);
 }
 
 /* ---- requests and replies: one inline body, specialised per category by its callers ------ */
@@ -161,16 +169,23 @@ static const char *const request_names[] = {"gasnet_AMRequestShort", "gasnet_AMR
 static const char *const reply_names[] = {"gasnet_AMReplyShort", "gasnet_AMReplyMedium",
                                           "gasnet_AMReplyLong"};
 
+ALWAYS_INLINE bool request_as(const char *what, gasnet_node_t dest, gasnet_handler_t handler,
+                              int category, const void *src, size_t nbytes, void *dst, int nargs,
+                              const gasnet_handlerarg_t *args, uint8_t flags) {
+  check_request(what, dest, nargs);
+  check_payload(what, category, dest, nbytes, dst);
+  /* GASNet polls on every request. Requests to peers poll whenever a queue or the credits run
+   * out, but one to this rank never does: a rank spinning on requests to itself until a peer's
+   * AM sets a flag (a lock test) would never run that AM. An immediate request never polls. */
+  if (dest == gasneti_mynode && !(flags & GASNETI_AM_IMMEDIATE)) gasneti_poll(GASNETI_POLL_ALL);
+  return send_am(dest, NULL, category, handler, src, nbytes, dst, nargs, args, flags);
+}
+
 ALWAYS_INLINE void request_flags(gasnet_node_t dest, gasnet_handler_t handler, int category,
                                  const void *src, size_t nbytes, void *dst, int nargs,
                                  const gasnet_handlerarg_t *args, uint8_t flags) {
-  check_request(request_names[category], dest, nargs);
-  check_payload(request_names[category], category, dest, nbytes, dst);
-  /* GASNet polls on every request. Requests to peers poll whenever a queue or the credits run
-   * out, but one to this rank never does: a rank spinning on requests to itself until a peer's
-   * AM sets a flag (a lock test) would never run that AM. */
-  if (dest == gasneti_mynode) gasneti_poll(GASNETI_POLL_ALL);
-  send_am(dest, NULL, category, handler, src, nbytes, dst, nargs, args, flags);
+  request_as(request_names[category], dest, handler, category, src, nbytes, dst, nargs, args,
+             flags);
 }
 
 ALWAYS_INLINE void request(gasnet_node_t dest, gasnet_handler_t handler, int category,
@@ -179,12 +194,20 @@ ALWAYS_INLINE void request(gasnet_node_t dest, gasnet_handler_t handler, int cat
   request_flags(dest, handler, category, src, nbytes, dst, nargs, args, 0);
 }
 
+ALWAYS_INLINE bool reply_as(const char *what, gasnet_token_t token, gasnet_handler_t handler,
+                            int category, const void *src, size_t nbytes, void *dst, int nargs,
+                            const gasnet_handlerarg_t *args, uint8_t flags) {
+  gasneti_token_t *tok = check_reply(what, token, nargs);
+  check_payload(what, category, tok->src, nbytes, dst);
+  if (send_am(tok->src, tok, category, handler, src, nbytes, dst, nargs, args, flags)) return true;
+  tok->replied = 0; /* an immediate reply that did not go: the handler may reply again */
+  return false;
+}
+
 ALWAYS_INLINE void reply_flags(gasnet_token_t token, gasnet_handler_t handler, int category,
                                const void *src, size_t nbytes, void *dst, int nargs,
                                const gasnet_handlerarg_t *args, uint8_t flags) {
-  gasneti_token_t *tok = check_reply(reply_names[category], token, nargs);
-  check_payload(reply_names[category], category, tok->src, nbytes, dst);
-  send_am(tok->src, tok, category, handler, src, nbytes, dst, nargs, args, flags);
+  reply_as(reply_names[category], token, handler, category, src, nbytes, dst, nargs, args, flags);
 }
 
 ALWAYS_INLINE void reply(gasnet_token_t token, gasnet_handler_t handler, int category,
@@ -231,6 +254,45 @@ void gasneti_am_reply_stable(gasnet_token_t token, gasnet_handler_t handler, int
                 GASNETI_AM_STABLE);
   else
     reply_flags(token, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args, GASNETI_AM_STABLE);
+}
+
+/* GASNet-EX's entry points (ex/ex_am.c) name themselves; their flags may hold
+ * GASNETI_AM_IMMEDIATE. */
+static const char *const ex_request_names[] = {"gex_AM_RequestShort", "gex_AM_RequestMedium",
+                                               "gex_AM_RequestLong"};
+static const char *const ex_reply_names[] = {"gex_AM_ReplyShort", "gex_AM_ReplyMedium",
+                                             "gex_AM_ReplyLong"};
+
+bool gasneti_am_request_client(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                               const void *src, size_t nbytes, void *dst, int nargs,
+                               const gasnet_handlerarg_t *args, uint8_t flags) {
+  const char *what = ex_request_names[category];
+  check_client_handler(what, handler);
+  switch (category) {
+    case GASNETI_AM_SHORT:
+      return request_as(what, dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args, flags);
+    case GASNETI_AM_MEDIUM:
+      return request_as(what, dest, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args,
+                        flags);
+    default:
+      return request_as(what, dest, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args, flags);
+  }
+}
+
+bool gasneti_am_reply_client(gasnet_token_t token, gasnet_handler_t handler, int category,
+                             const void *src, size_t nbytes, void *dst, int nargs,
+                             const gasnet_handlerarg_t *args, uint8_t flags) {
+  const char *what = ex_reply_names[category];
+  check_client_handler(what, handler);
+  switch (category) {
+    case GASNETI_AM_SHORT:
+      return reply_as(what, token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args, flags);
+    case GASNETI_AM_MEDIUM:
+      return reply_as(what, token, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args,
+                      flags);
+    default:
+      return reply_as(what, token, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args, flags);
+  }
 }
 
 /* ---- the client's entry points (gasnet_am_macros.h) ---------------------------------------- */

@@ -55,9 +55,31 @@ static inline int gasneti_credit_collect(gasneti_credits_t *c, int peer) {
   return n;
 }
 
+/* Credits collected for a message that then did not go: owed again. */
+static inline void gasneti_credit_reowe(gasneti_credits_t *c, int peer, int n) {
+  c->owed[peer] = (uint16_t)(c->owed[peer] + n);
+}
+
 /* More than the slack is owed: return it in a hidden reply without waiting for traffic. */
 static inline bool gasneti_credit_overdue(const gasneti_credits_t *c, int peer) {
   return c->owed[peer] > c->slack;
+}
+
+/* An immediate request's credit (GEX_FLAG_IMMEDIATE): 1 taken, 0 none free now, -1 the peer
+ * returned from main (nothing to send). Never serves the network. lock as below. */
+static inline int gasneti_credit_try(gasneti_credits_t *c, gasneti_spinlock_t *lock, int peer,
+                                     const bool *finished) {
+  if (lock) gasneti_spin_lock(lock);
+  int got = *finished ? -1 : gasneti_credit_take(c, peer) ? 1 : 0;
+  if (lock) gasneti_spin_unlock(lock);
+  return got;
+}
+
+/* A credit taken for a request that then did not go (an immediate one that found no buffer). */
+static inline void gasneti_credit_untake(gasneti_credits_t *c, gasneti_spinlock_t *lock, int peer) {
+  if (lock) gasneti_spin_lock(lock);
+  gasneti_credit_returned(c, peer, 1);
+  if (lock) gasneti_spin_unlock(lock);
 }
 
 /* A request to peer takes a credit, waiting while none is free: serve(which) runs the

@@ -42,11 +42,17 @@ static size_t outbox_alloc(gasneti_outbox_t *ob, uint32_t len) {
 }
 
 /* ---- sending (the fast path is queue.h's) ----------------------------------------------- */
-bool gasneti_outbox_place(gasneti_slot_t *s, const gasneti_am_t *am, int reply, uint8_t *flags) {
+size_t gasneti_outbox_reserve(int reply, uint32_t len) {
   gasneti_outbox_t *ob = &gasneti_queues.outbox[reply];
   bool solo = gasneti_solo_lock(&ob->lock);
-  size_t off = outbox_alloc(ob, am->chunk);
+  size_t off = outbox_alloc(ob, len);
   gasneti_solo_unlock(&ob->lock, solo);
+  return off;
+}
+
+bool gasneti_outbox_place(gasneti_slot_t *s, const gasneti_am_t *am, int reply, uint8_t *flags) {
+  gasneti_outbox_t *ob = &gasneti_queues.outbox[reply];
+  size_t off = gasneti_outbox_reserve(reply, am->chunk);
   if (off == SIZE_MAX) return false;
   memcpy(ob->base + off, am->payload, am->chunk);
   *flags |= GASNETI_SLOT_OUTBOX;
@@ -54,7 +60,7 @@ bool gasneti_outbox_place(gasneti_slot_t *s, const gasneti_am_t *am, int reply, 
   return true;
 }
 
-void gasneti_pshm_send_wait(int host_index, int reply, const gasneti_am_t *am) {
+void gasneti_pshm_send_wait(int host_index, int reply, const gasneti_am_t *am, void *long_dst) {
   gasneti_ring_tx_t *tx = &gasneti_queues.tx[reply][host_index];
   /* A full ring or outbox drains only if this rank keeps serving its own queues; handlers may
    * only drain replies (they cannot run requests re-entrantly). */
@@ -62,7 +68,7 @@ void gasneti_pshm_send_wait(int host_index, int reply, const gasneti_am_t *am) {
                                                                   : GASNETI_POLL_ALL;
   do {
     if (!gasneti_poll(which)) gasneti_wait_backoff();
-  } while (!gasneti_pshm_try_send(tx, reply, am));
+  } while (!gasneti_pshm_try_send(tx, reply, am, long_dst));
 }
 
 /* ---- receiving --------------------------------------------------------------------------- */

@@ -71,34 +71,21 @@ static inline uint32_t gasneti_inline_offset(int nargs) {
   return (uint32_t)GASNETI_ALIGNUP(32 + 4 * (uint32_t)nargs, 16);
 }
 
+/* Room for len payload bytes in this rank's outbox of the kind: its offset, or SIZE_MAX when
+ * the outbox has none yet (queue.c). */
+size_t gasneti_outbox_reserve(int reply, uint32_t len);
 /* Copies a payload too large for the slot into this rank's outbox of the kind; false when the
- * outbox has no room yet (queue.c). */
+ * outbox has no room yet. */
 bool gasneti_outbox_place(gasneti_slot_t *s, const gasneti_am_t *am, int reply, uint8_t *flags);
 /* The rest of a send whose ring or outbox was full: serves this rank's queues until it fits. */
-void gasneti_pshm_send_wait(int host_index, int reply, const gasneti_am_t *am);
+void gasneti_pshm_send_wait(int host_index, int reply, const gasneti_am_t *am, void *long_dst);
 
-static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_ring_tx_t *tx, int reply,
-                                         const gasneti_am_t *am) {
-  bool solo = gasneti_solo_lock(&tx->lock);
-  uint32_t slots = gasneti_queues.layout.slots;
-  if (GASNETI_UNLIKELY((uint32_t)(tx->sent - tx->acked_cache) >= slots)) {
-    tx->acked_cache = atomic_load_explicit(&tx->ctl->acked, memory_order_acquire);
-    if ((uint32_t)(tx->sent - tx->acked_cache) >= slots) {
-      gasneti_solo_unlock(&tx->lock, solo);
-      return false;
-    }
-  }
-  gasneti_slot_t *s = gasneti_slot_at(tx->slots, tx->sent);
-  uint8_t flags = am->flags;
-  if (am->chunk) {
-    if (am->chunk <= GASNETI_PSHM_SLOT_BYTES - gasneti_inline_offset(am->nargs)) {
-      flags |= GASNETI_SLOT_INLINE;
-      memcpy((uint8_t *)s + gasneti_inline_offset(am->nargs), am->payload, am->chunk);
-    } else if (!gasneti_outbox_place(s, am, reply, &flags)) {
-      gasneti_solo_unlock(&tx->lock, solo);
-      return false;
-    }
-  }
+/* Fills the slot after the sender's count with the message and publishes it (the caller holds
+ * the ring, and the slot is free); the payload, if any, is already in place. */
+static inline __attribute__((always_inline)) void gasneti_pshm_publish(gasneti_ring_tx_t *tx,
+                                                                       gasneti_slot_t *s,
+                                                                       const gasneti_am_t *am,
+                                                                       uint8_t flags) {
   s->handler = am->handler;
   s->category = am->category;
   s->flags = flags;
@@ -117,6 +104,42 @@ static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_
     __atomic_store_n(tx->doorbell, (uint8_t)tx->sent, __ATOMIC_RELEASE);
     __atomic_store_n(tx->summary, tx->summary_id | tx->sent, __ATOMIC_RELEASE);
   }
+}
+
+/* Whether the ring has a free slot (the caller holds it). */
+static inline __attribute__((always_inline)) bool gasneti_pshm_ring_room(gasneti_ring_tx_t *tx) {
+  uint32_t slots = gasneti_queues.layout.slots;
+  if (GASNETI_UNLIKELY((uint32_t)(tx->sent - tx->acked_cache) >= slots)) {
+    tx->acked_cache = atomic_load_explicit(&tx->ctl->acked, memory_order_acquire);
+    if ((uint32_t)(tx->sent - tx->acked_cache) >= slots) return false;
+  }
+  return true;
+}
+
+/* long_dst: where a Long's payload lands through this process's mapping of the target
+ * segment (NULL for other messages, whose chunk travels in the slot or the outbox): copied
+ * only once the message has its slot, so that a send that cannot go yet (GEX_FLAG_IMMEDIATE)
+ * has written nothing. */
+static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_ring_tx_t *tx, int reply,
+                                         const gasneti_am_t *am, void *long_dst) {
+  bool solo = gasneti_solo_lock(&tx->lock);
+  if (!gasneti_pshm_ring_room(tx)) {
+    gasneti_solo_unlock(&tx->lock, solo);
+    return false;
+  }
+  gasneti_slot_t *s = gasneti_slot_at(tx->slots, tx->sent);
+  uint8_t flags = am->flags;
+  if (am->chunk) {
+    if (am->chunk <= GASNETI_PSHM_SLOT_BYTES - gasneti_inline_offset(am->nargs)) {
+      flags |= GASNETI_SLOT_INLINE;
+      memcpy((uint8_t *)s + gasneti_inline_offset(am->nargs), am->payload, am->chunk);
+    } else if (!gasneti_outbox_place(s, am, reply, &flags)) {
+      gasneti_solo_unlock(&tx->lock, solo);
+      return false;
+    }
+  }
+  if (long_dst && am->nbytes) memcpy(long_dst, am->payload, am->nbytes);
+  gasneti_pshm_publish(tx, s, am, flags);
   gasneti_solo_unlock(&tx->lock, solo);
   gasneti_wake_peer(tx->peer);
   return true;
@@ -124,11 +147,29 @@ static inline __attribute__((always_inline)) bool gasneti_pshm_try_send(gasneti_
 
 /* Blocking send to a host peer (host-local index): while its ring or this rank's outbox is
  * full, serves this rank's own queues. The payload is copied before it returns. */
-static inline void gasneti_pshm_send(int host_index, int reply, const gasneti_am_t *am) {
-  if (GASNETI_LIKELY(gasneti_pshm_try_send(&gasneti_queues.tx[reply][host_index], reply, am)))
+static inline void gasneti_pshm_send(int host_index, int reply, const gasneti_am_t *am,
+                                     void *long_dst) {
+  if (GASNETI_LIKELY(gasneti_pshm_try_send(&gasneti_queues.tx[reply][host_index], reply, am,
+                                           long_dst)))
     return;
-  gasneti_pshm_send_wait(host_index, reply, am);
+  gasneti_pshm_send_wait(host_index, reply, am, long_dst);
 }
+
+/* Negotiated payload (queue_np.c): a slot, and room for up to `bytes` of payload in it or in
+ * this rank's outbox, reserved for a message of nargs arguments to a host peer; *payload is
+ * where the client writes it. The ring stays held (PAR) until gasneti_pshm_np_commit. false,
+ * holding nothing, when immediate and there is no room now; otherwise it waits for room. */
+typedef struct {
+  gasneti_ring_tx_t *tx;
+  gasneti_slot_t *slot;
+  bool solo;
+  uint8_t flags; /* GASNETI_SLOT_INLINE or _OUTBOX (or 0: no payload room) */
+  uint8_t reply;
+} gasneti_pshm_np_t;
+bool gasneti_pshm_np_reserve(gasneti_pshm_np_t *np, int host_index, int reply, int nargs,
+                             size_t bytes, void **payload, bool immediate);
+/* Sends the reserved message (am: its header; am->chunk the payload bytes written). */
+void gasneti_pshm_np_commit(gasneti_pshm_np_t *np, const gasneti_am_t *am);
 
 /* The rings of (region, kind, sender) and the pieces of a region, by the layout. */
 gasneti_ring_ctl_t *gasneti_ring_at(gasneti_region_t *r, int reply, int sender);

@@ -70,6 +70,7 @@ gasneti_op_t *gasneti_op_get(void) {
   td->free_ops = op->next;
   atomic_store_explicit(&op->pending, 0, memory_order_relaxed);
   op->value = 0;
+  op->advance = NULL;
   op->state = GASNETI_OP_LIVE;
   count_live(1);
   return op;
@@ -88,6 +89,15 @@ static bool counter_done(_Atomic int64_t *counter) {
 
 void gasneti_wait_counter(_Atomic int64_t *counter) {
   while (!counter_done(counter)) gasneti_wait_step();
+}
+
+bool gasneti_op_done(gasneti_op_t *op) {
+  if (GASNETI_UNLIKELY(op->advance)) op->advance(op);
+  return counter_done(&op->pending);
+}
+
+void gasneti_op_wait(gasneti_op_t *op) {
+  while (!gasneti_op_done(op)) gasneti_wait_step();
 }
 
 void gasneti_rma_check(const char *what, gasnet_node_t node, const void *addr, size_t n) {
@@ -114,7 +124,7 @@ void gasneti_wait_syncnb(const char *loc, gasnet_handle_t h) {
   double start = gasneti_trace_active ? gasneti_trace_now() : 0;
   if (h != GASNET_INVALID_HANDLE) {
     gasneti_op_check_live(h, "gasnet_wait_syncnb");
-    gasneti_wait_counter(&h->pending);
+    gasneti_op_wait(h);
     gasneti_op_put(h);
   }
   if (GASNETI_UNLIKELY(gasneti_trace_active)) gasneti_trace_sync(loc, "WAIT_SYNCNB", start, -1);
@@ -124,7 +134,7 @@ static int try_syncnb(gasnet_handle_t h, int poll, const char *what) {
   if (h == GASNET_INVALID_HANDLE) return GASNET_OK;
   gasneti_op_check_live(h, what);
   if (poll) try_poll();
-  if (!counter_done(&h->pending)) return GASNET_ERR_NOT_READY;
+  if (!gasneti_op_done(h)) return GASNET_ERR_NOT_READY;
   gasneti_op_put(h);
   return GASNET_OK;
 }
@@ -149,7 +159,7 @@ static size_t retire_completed(gasnet_handle_t *h, size_t n, size_t *retired) {
   for (size_t i = 0; i < n; i++) {
     if (h[i] == GASNET_INVALID_HANDLE) continue;
     gasneti_op_check_live(h[i], "gasnet_wait/try_syncnb_some/all");
-    if (counter_done(&h[i]->pending)) {
+    if (gasneti_op_done(h[i])) {
       gasneti_op_put(h[i]);
       h[i] = GASNET_INVALID_HANDLE;
       (*retired)++;
@@ -165,7 +175,7 @@ void gasneti_wait_syncnb_all(const char *loc, gasnet_handle_t *h, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (h[i] != GASNET_INVALID_HANDLE) {
       gasneti_op_check_live(h[i], "gasnet_wait_syncnb_all");
-      gasneti_wait_counter(&h[i]->pending);
+      gasneti_op_wait(h[i]);
       gasneti_op_put(h[i]);
     }
     h[i] = GASNET_INVALID_HANDLE;
@@ -261,7 +271,7 @@ gasnet_handle_t gasnet_end_nbi_accessregion(void) {
   gasneti_op_t *region = gasneti_rma_td.region;
   if (!region) gasneti_fatalerror("gasnet_end_nbi_accessregion without a matching begin");
   gasneti_rma_td.region = NULL;
-  if (counter_done(&region->pending)) {
+  if (gasneti_op_done(region)) {
     gasneti_op_put(region);
     return GASNET_INVALID_HANDLE;
   }

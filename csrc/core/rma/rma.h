@@ -11,6 +11,9 @@ struct gasneti_op {
   uint32_t state;                /* GASNETI_OP_LIVE while the client holds it */
   gasnet_register_value_t value; /* value gets land here */
   struct gasneti_op *next;       /* free list */
+  /* An operation that completes only when something looks (a barrier's event): called by every
+   * test and wait before they read pending; NULL for those AMs complete. */
+  void (*advance)(struct gasneti_op *op);
 };
 typedef struct gasneti_op gasneti_op_t;
 struct gasneti_valget {
@@ -47,6 +50,10 @@ gasneti_op_t *gasneti_op_get(void);
 void gasneti_op_put(gasneti_op_t *op);
 /* Waits (serving AMs) until the counter reaches zero. */
 void gasneti_wait_counter(_Atomic int64_t *counter);
+/* Whether a live operation is complete (advancing it first, never polling), and waiting for it
+ * (serving AMs meanwhile). */
+bool gasneti_op_done(gasneti_op_t *op);
+void gasneti_op_wait(gasneti_op_t *op);
 
 void gasneti_rma_am_init(void);
 
