@@ -133,11 +133,20 @@ _LC_FLAGS = [("lc_opt", "gex_Event_t *"), ("flags", "gex_Flags_t")]
 _FLAGS = [("flags", "gex_Flags_t")]
 _DST = [("dest_addr", "void *")]
 _SD = [("sd", "gex_AM_SrcDesc_t"), ("handler", "gex_AM_Index_t"), ("nbytes", "size_t")]
+def _dest(call: str) -> str:
+    """A request's (tm, rank) as the job rank the library takes (gasnetex.h's gasneti_ex_dest:
+    inline for the primordial team)."""
+    return f'gasneti_ex_dest("{call}", tm, rank)'
+
+
 EX_FAMILIES = [
-    ("gex_AM_RequestShort", "int", _TM + _FLAGS, "gasneti_ex_AMRequestShort", None),
-    ("gex_AM_RequestMedium", "int", _TM + _PAYLOAD + _LC_FLAGS, "gasneti_ex_AMRequestMedium", None),
+    ("gex_AM_RequestShort", "int", _TM + _FLAGS, "gasneti_ex_AMRequestShort",
+     [_dest("gex_AM_RequestShort"), "handler", "flags"]),
+    ("gex_AM_RequestMedium", "int", _TM + _PAYLOAD + _LC_FLAGS, "gasneti_ex_AMRequestMedium",
+     [_dest("gex_AM_RequestMedium"), "handler", "source_addr", "nbytes", "lc_opt", "flags"]),
     ("gex_AM_RequestLong", "int", _TM + _PAYLOAD + _DST + _LC_FLAGS, "gasneti_ex_AMRequestLong",
-     None),
+     [_dest("gex_AM_RequestLong"), "handler", "source_addr", "nbytes", "dest_addr", "lc_opt",
+      "flags"]),
     ("gex_AM_ReplyShort", "int", _TOKEN + _FLAGS, "gasneti_ex_AMReplyShort", None),
     ("gex_AM_ReplyMedium", "int", _TOKEN + _PAYLOAD + _LC_FLAGS, "gasneti_ex_AMReplyMedium", None),
     ("gex_AM_ReplyLong", "int", _TOKEN + _PAYLOAD + _DST + _LC_FLAGS, "gasneti_ex_AMReplyLong", None),

@@ -314,6 +314,38 @@ typedef uint32_t gex_TI_t;
 #define GEX_TI_ALL ((gex_TI_t)0x1f)
 gex_TI_t gex_Token_Info(gex_Token_t token, gex_Token_Info_t *info, gex_TI_t mask);
 
+/* ---- team ranks --------------------------------------------------------------------------- */
+/* What the inline paths read of a team (its first member): per team rank, the offset that maps
+ * an address of that rank's segment into this process, or GASNETI_PSHM_FAR (gasnet_extended.h:
+ * the primordial team's is gasneti_pshm_direct itself), and the rank's job rank (NULL: the
+ * identity). A put to the primordial team thus costs what gasnet_put costs: one table, one
+ * entry. */
+typedef struct {
+  uintptr_t *gasneti_direct;
+  const gex_Rank_t *gasneti_to_job;
+} gasneti_tm_view_t;
+#define GASNETI_TM_VIEW(tm) ((const gasneti_tm_view_t *)(const void *)(tm))
+static inline gasnet_node_t gasneti_tm_jobrank(gex_TM_t tm, gex_Rank_t rank) {
+  const gex_Rank_t *map = GASNETI_TM_VIEW(tm)->gasneti_to_job;
+  return (gasnet_node_t)(map ? map[rank] : rank);
+}
+/* A team rank's direct offset. The primordial team's table is gasneti_pshm_direct, read as
+ * gasnet_put reads it: a client that keeps its team in memory pays a comparison of the handle,
+ * not one more load before the table's. */
+extern struct gasneti_tm_s gasneti_ex_tm0;
+static inline uintptr_t gasneti_tm_direct(gex_TM_t tm, gex_Rank_t rank) {
+  if (__builtin_expect(tm == &gasneti_ex_tm0, 1)) return gasneti_pshm_direct[rank];
+  return GASNETI_TM_VIEW(tm)->gasneti_direct[rank];
+}
+/* A team rank's job rank checked (a rank outside the team is a fatal error naming the call):
+ * an AM's destination. A primordial team's rank that fits a gasnet_node_t goes as it is (the
+ * AM's own checks compare it with the job's size); anything else is the library's to check. */
+gasnet_node_t gasneti_ex_jobrank(const char *what, gex_TM_t tm, gex_Rank_t rank);
+static inline gasnet_node_t gasneti_ex_dest(const char *what, gex_TM_t tm, gex_Rank_t rank) {
+  if (__builtin_expect(tm == &gasneti_ex_tm0 && rank <= 0xFFFFu, 1)) return (gasnet_node_t)rank;
+  return gasneti_ex_jobrank(what, tm, rank);
+}
+
 /* ---- active messages: sending -------------------------------------------------------------- */
 /* Fixed payload: gex_AM_{Request,Reply}{Short,Medium,Long}M for M = 0..16 arguments, and the
  * forms without M that count the arguments (gasnet_ex_am_macros.h). Each returns 0, or
@@ -321,13 +353,12 @@ gex_TI_t gex_Token_Info(gex_Token_t token, gex_Token_Info_t *info, gex_TI_t mask
  * a credit or a buffer (nothing was sent). A payload is copied or sent before the call returns
  * (local completion is immediate: an lc_opt event is set to GEX_EVENT_INVALID). The library's
  * entries take the caller's "file:line" (loc) for traces. */
-int gasneti_ex_AMRequestShort(const char *loc, gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
+int gasneti_ex_AMRequestShort(const char *loc, gasnet_node_t dest, gex_AM_Index_t handler,
                               gex_Flags_t flags, int nargs, const gex_AM_Arg_t *args);
-int gasneti_ex_AMRequestMedium(const char *loc, gex_TM_t tm, gex_Rank_t rank,
-                               gex_AM_Index_t handler, const void *source_addr, size_t nbytes,
-                               gex_Event_t *lc_opt, gex_Flags_t flags, int nargs,
-                               const gex_AM_Arg_t *args);
-int gasneti_ex_AMRequestLong(const char *loc, gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
+int gasneti_ex_AMRequestMedium(const char *loc, gasnet_node_t dest, gex_AM_Index_t handler,
+                               const void *source_addr, size_t nbytes, gex_Event_t *lc_opt,
+                               gex_Flags_t flags, int nargs, const gex_AM_Arg_t *args);
+int gasneti_ex_AMRequestLong(const char *loc, gasnet_node_t dest, gex_AM_Index_t handler,
                              const void *source_addr, size_t nbytes, void *dest_addr,
                              gex_Event_t *lc_opt, gex_Flags_t flags, int nargs,
                              const gex_AM_Arg_t *args);
@@ -418,16 +449,6 @@ void gex_NBI_BeginAccessRegion(gex_Flags_t flags);
 gex_Event_t gex_NBI_EndAccessRegion(gex_Flags_t flags);
 
 /* ---- RMA ------------------------------------------------------------------------------------- */
-/* A team rank's job rank: a TM-pair (odd handle) names job ranks; a team maps its ranks
- * through its table (NULL: the identity, as for the primordial team). */
-typedef struct {
-  const gex_Rank_t *gasneti_to_job;
-} gasneti_tm_view_t;
-static inline gasnet_node_t gasneti_tm_jobrank(gex_TM_t tm, gex_Rank_t rank) {
-  if ((uintptr_t)tm & 1) return (gasnet_node_t)rank;
-  const gex_Rank_t *map = ((const gasneti_tm_view_t *)(const void *)tm)->gasneti_to_job;
-  return (gasnet_node_t)(map ? map[rank] : rank);
-}
 /* The EX name of an RMA operation (GASNETI_OP_*: "gex_RMA_PutNB"), for argument checks. */
 const char *gasneti_ex_op_name(int op);
 #ifdef GASNETI_DEBUG
@@ -440,87 +461,85 @@ void gasneti_ex_rank_check(const char *what, gex_TM_t tm, gex_Rank_t rank);
 /* lc_opt: NOW, DEFER, GROUP, or an event to set (GEX_EVENT_INVALID: done when issued). */
 static inline int gasneti_ex_lc_is_event(gex_Event_t *lc_opt) { return (uintptr_t)lc_opt > 3; }
 
-/* The library's part: the network path and what a traced rank records (loc: "file:line"). An
- * int form returns non-zero only for GEX_FLAG_IMMEDIATE refused; NB forms return the event. */
-gex_Event_t gasneti_ex_put(const char *loc, int op, gasnet_node_t node, void *dest, const void *src,
-                           size_t n, int kind, gex_Event_t *lc_opt, gex_Flags_t flags, int *refused);
-gex_Event_t gasneti_ex_get(const char *loc, int op, void *dest, gasnet_node_t node, const void *src,
-                           size_t n, int kind, gex_Flags_t flags, int *refused);
+/* The library's part: the network path and what a traced rank records (loc: "file:line"); NB
+ * forms return the event. GEX_FLAG_IMMEDIATE is a permission the RMA calls do not use (they
+ * wait for flow control on the network path as they must): the int forms return 0. */
+gex_Event_t gasneti_ex_put(const char *loc, int op, gex_TM_t tm, gex_Rank_t rank, void *dest,
+                           const void *src, size_t n, int kind, gex_Event_t *lc_opt,
+                           gex_Flags_t flags);
+gex_Event_t gasneti_ex_get(const char *loc, int op, void *dest, gex_TM_t tm, gex_Rank_t rank,
+                           const void *src, size_t n, int kind, gex_Flags_t flags);
+
+#ifdef GASNETI_DEBUG
+#define GASNETI_EX_RMA_CHECK(op, tm, rank, addr, n)                         \
+  do {                                                                      \
+    GASNETI_EX_RANK_CHECK(gasneti_ex_op_name(op), tm, rank);                \
+    GASNETI_RMA_CHECK(gasneti_ex_op_name(op), gasneti_tm_jobrank(tm, rank), addr, n); \
+  } while (0)
+#else
+#define GASNETI_EX_RMA_CHECK(op, tm, rank, addr, n) ((void)0)
+#endif
 
 static inline gex_Event_t gasneti_ex_put_inline(const char *loc, int op, gex_TM_t tm,
                                                 gex_Rank_t rank, void *dest, const void *src,
                                                 size_t n, int kind, gex_Event_t *lc_opt,
-                                                gex_Flags_t flags, int *refused) {
-  GASNETI_EX_RANK_CHECK(gasneti_ex_op_name(op), tm, rank);
-  gasnet_node_t node = gasneti_tm_jobrank(tm, rank);
-  GASNETI_RMA_CHECK(gasneti_ex_op_name(op), node, dest, n);
-  uintptr_t direct = gasneti_pshm_direct[node];
+                                                gex_Flags_t flags) {
+  GASNETI_EX_RMA_CHECK(op, tm, rank, dest, n);
+  uintptr_t direct = gasneti_tm_direct(tm, rank);
   if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
     gasneti_copy(gasneti_direct_addr(direct, dest), src, n);
     if (gasneti_ex_lc_is_event(lc_opt)) *lc_opt = GEX_EVENT_INVALID;
     return GEX_EVENT_INVALID;
   }
-  return gasneti_ex_put(loc, op, node, dest, src, n, kind, lc_opt, flags, refused);
+  return gasneti_ex_put(loc, op, tm, rank, dest, src, n, kind, lc_opt, flags);
 }
 
 static inline gex_Event_t gasneti_ex_get_inline(const char *loc, int op, gex_TM_t tm, void *dest,
                                                 gex_Rank_t rank, const void *src, size_t n,
-                                                int kind, gex_Flags_t flags, int *refused) {
-  GASNETI_EX_RANK_CHECK(gasneti_ex_op_name(op), tm, rank);
-  gasnet_node_t node = gasneti_tm_jobrank(tm, rank);
-  GASNETI_RMA_CHECK(gasneti_ex_op_name(op), node, src, n);
-  uintptr_t direct = gasneti_pshm_direct[node];
+                                                int kind, gex_Flags_t flags) {
+  GASNETI_EX_RMA_CHECK(op, tm, rank, src, n);
+  uintptr_t direct = gasneti_tm_direct(tm, rank);
   if (__builtin_expect(direct != GASNETI_PSHM_FAR, 1)) {
     gasneti_copy(dest, gasneti_direct_addr(direct, src), n);
     return GEX_EVENT_INVALID;
   }
-  return gasneti_ex_get(loc, op, dest, node, src, n, kind, flags, refused);
+  return gasneti_ex_get(loc, op, dest, tm, rank, src, n, kind, flags);
 }
 
 static inline int gasneti_ex_put_blocking(const char *loc, gex_TM_t tm, gex_Rank_t rank, void *dest,
                                           const void *src, size_t n, gex_Flags_t flags) {
-  int refused = 0;
   gasneti_ex_put_inline(loc, GASNETI_OP_PUT, tm, rank, dest, src, n, GASNETI_RMA_BLOCKING,
-                        GEX_EVENT_NOW, flags, &refused);
-  return refused;
+                        GEX_EVENT_NOW, flags);
+  return 0;
 }
 static inline int gasneti_ex_put_nbi(const char *loc, gex_TM_t tm, gex_Rank_t rank, void *dest,
                                      const void *src, size_t n, gex_Event_t *lc_opt,
                                      gex_Flags_t flags) {
-  int refused = 0;
   gasneti_ex_put_inline(loc, GASNETI_OP_PUT_NBI, tm, rank, dest, src, n, GASNETI_RMA_NBI, lc_opt,
-                        flags, &refused);
-  return refused;
+                        flags);
+  return 0;
 }
 static inline gex_Event_t gasneti_ex_put_nb(const char *loc, gex_TM_t tm, gex_Rank_t rank,
                                             void *dest, const void *src, size_t n,
                                             gex_Event_t *lc_opt, gex_Flags_t flags) {
-  int refused = 0;
-  gex_Event_t e = gasneti_ex_put_inline(loc, GASNETI_OP_PUT_NB, tm, rank, dest, src, n,
-                                        GASNETI_RMA_NB, lc_opt, flags, &refused);
-  return refused ? GEX_EVENT_NO_OP : e;
+  return gasneti_ex_put_inline(loc, GASNETI_OP_PUT_NB, tm, rank, dest, src, n, GASNETI_RMA_NB,
+                               lc_opt, flags);
 }
 static inline int gasneti_ex_get_blocking(const char *loc, gex_TM_t tm, void *dest, gex_Rank_t rank,
                                           const void *src, size_t n, gex_Flags_t flags) {
-  int refused = 0;
-  gasneti_ex_get_inline(loc, GASNETI_OP_GET, tm, dest, rank, src, n, GASNETI_RMA_BLOCKING, flags,
-                        &refused);
-  return refused;
+  gasneti_ex_get_inline(loc, GASNETI_OP_GET, tm, dest, rank, src, n, GASNETI_RMA_BLOCKING, flags);
+  return 0;
 }
 static inline int gasneti_ex_get_nbi(const char *loc, gex_TM_t tm, void *dest, gex_Rank_t rank,
                                      const void *src, size_t n, gex_Flags_t flags) {
-  int refused = 0;
-  gasneti_ex_get_inline(loc, GASNETI_OP_GET_NBI, tm, dest, rank, src, n, GASNETI_RMA_NBI, flags,
-                        &refused);
-  return refused;
+  gasneti_ex_get_inline(loc, GASNETI_OP_GET_NBI, tm, dest, rank, src, n, GASNETI_RMA_NBI, flags);
+  return 0;
 }
 static inline gex_Event_t gasneti_ex_get_nb(const char *loc, gex_TM_t tm, void *dest,
                                             gex_Rank_t rank, const void *src, size_t n,
                                             gex_Flags_t flags) {
-  int refused = 0;
-  gex_Event_t e = gasneti_ex_get_inline(loc, GASNETI_OP_GET_NB, tm, dest, rank, src, n,
-                                        GASNETI_RMA_NB, flags, &refused);
-  return refused ? GEX_EVENT_NO_OP : e;
+  return gasneti_ex_get_inline(loc, GASNETI_OP_GET_NB, tm, dest, rank, src, n, GASNETI_RMA_NB,
+                               flags);
 }
 /* The public calls: functions a client may take the address of, then macros of the same names
  * that pass the caller's source line. */

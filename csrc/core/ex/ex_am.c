@@ -2,7 +2,7 @@
  * queries. They go the GASNet-1 calls' way (am_send.c): the same checks, flow control and
  * routes, with the team's rank turned into a job rank and GEX_FLAG_IMMEDIATE turned into the
  * core's GASNETI_AM_IMMEDIATE. */
-#include "am/am.h"
+#include "am/am_route.h"
 #include "ex_internal.h"
 #include "trace/trace.h"
 
@@ -12,9 +12,45 @@
       gasneti_trace_am(loc, request, kind, peer, handler, nargs, n, false);                 \
   } while (0)
 
-static inline uint8_t core_flags(gex_Flags_t flags) {
-  return (flags & GEX_FLAG_IMMEDIATE) ? GASNETI_AM_IMMEDIATE : 0;
+/* GASNet-EX's entry points (ex/ex_am.c) name themselves; their flags may hold
+ * GASNETI_AM_IMMEDIATE. */
+static const char *const ex_request_names[] = {"gex_AM_RequestShort", "gex_AM_RequestMedium",
+                                               "gex_AM_RequestLong"};
+static const char *const ex_reply_names[] = {"gex_AM_ReplyShort", "gex_AM_ReplyMedium",
+                                             "gex_AM_ReplyLong"};
+
+bool gasneti_am_request_client(gasnet_node_t dest, gasnet_handler_t handler, int category,
+                               const void *src, size_t nbytes, void *dst, int nargs,
+                               const gasnet_handlerarg_t *args, uint8_t flags) {
+  const char *what = ex_request_names[category];
+  check_client_handler(what, handler);
+  switch (category) {
+    case GASNETI_AM_SHORT:
+      return request_as(what, dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args, flags);
+    case GASNETI_AM_MEDIUM:
+      return request_as(what, dest, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args,
+                        flags);
+    default:
+      return request_as(what, dest, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args, flags);
+  }
 }
+
+bool gasneti_am_reply_client(gasnet_token_t token, gasnet_handler_t handler, int category,
+                             const void *src, size_t nbytes, void *dst, int nargs,
+                             const gasnet_handlerarg_t *args, uint8_t flags) {
+  const char *what = ex_reply_names[category];
+  check_client_handler(what, handler);
+  switch (category) {
+    case GASNETI_AM_SHORT:
+      return reply_as(what, token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args, flags);
+    case GASNETI_AM_MEDIUM:
+      return reply_as(what, token, handler, GASNETI_AM_MEDIUM, src, nbytes, NULL, nargs, args,
+                      flags);
+    default:
+      return reply_as(what, token, handler, GASNETI_AM_LONG, src, nbytes, dst, nargs, args, flags);
+  }
+}
+
 
 /* lc_opt of a Medium or Long, checked before it is sent: the payload is copied or sent before the
  * call returns, so local completion has happened; an event asked for is GEX_EVENT_INVALID. */
@@ -31,79 +67,107 @@ static void local_completion(const char *what, gex_Event_t *lc_opt, bool reply) 
                      reply ? "" : ", GEX_EVENT_GROUP");
 }
 
-/* The destination's job rank: the primordial team's ranks are job ranks (its check is all the
- * fast path pays); any other team, or a rank out of range, goes the checked way. */
-static inline __attribute__((always_inline)) gasnet_node_t dest_of(const char *what, gex_TM_t tm,
-                                                                  gex_Rank_t rank) {
-  if (GASNETI_LIKELY(tm == &gasneti_ex_tm0 && rank < gasneti_nodes)) return (gasnet_node_t)rank;
-  return gasneti_ex_jobrank(what, tm, rank);
+static inline gasnet_node_t reply_peer(gex_Token_t token) { /* (NULL: check_reply names it) */
+  return token ? ((gasneti_token_t *)token)->src : 0;
 }
 
-static inline gasnet_node_t reply_peer(gex_Token_t token) {
-  return ((gasneti_token_t *)token)->src;
+/* ---- requests and replies ------------------------------------------------------------------
+ * Their way is GASNet-1's (am_route.h); an immediate one takes a way of its own, out of line,
+ * so that the common one pays a test of the flags and nothing else. */
+static __attribute__((noinline)) int immediate_request(const char *what, gasnet_node_t dest,
+                                                       gasnet_handler_t handler, int category,
+                                                       const void *src, size_t nbytes, void *dst,
+                                                       int nargs, const gex_AM_Arg_t *args) {
+  return !request_as(what, dest, handler, category, src, nbytes, dst, nargs, args,
+                     GASNETI_AM_IMMEDIATE);
 }
 
-/* ---- requests and replies ------------------------------------------------------------------ */
-int gasneti_ex_AMRequestShort(const char *loc, gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
+static __attribute__((noinline)) int immediate_reply(const char *what, gex_Token_t token,
+                                                     gasnet_handler_t handler, int category,
+                                                     const void *src, size_t nbytes, void *dst,
+                                                     int nargs, const gex_AM_Arg_t *args) {
+  return !reply_as(what, token, handler, category, src, nbytes, dst, nargs, args,
+                   GASNETI_AM_IMMEDIATE);
+}
+
+int gasneti_ex_AMRequestShort(const char *loc, gasnet_node_t dest, gex_AM_Index_t handler,
                               gex_Flags_t flags, int nargs, const gex_AM_Arg_t *args) {
-  gasnet_node_t dest = dest_of("gex_AM_RequestShort", tm, rank);
+  check_client_handler("gex_AM_RequestShort", handler);
   TRACE_AM(loc, true, GASNETI_AM_SHORT, dest, handler, nargs, 0);
-  return !gasneti_am_request_client(dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args,
-                                    core_flags(flags));
+  if (GASNETI_UNLIKELY(flags & GEX_FLAG_IMMEDIATE))
+    return immediate_request("gex_AM_RequestShort", dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL,
+                             nargs, args);
+  request_as("gex_AM_RequestShort", dest, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args, 0);
+  return 0;
 }
 
-int gasneti_ex_AMRequestMedium(const char *loc, gex_TM_t tm, gex_Rank_t rank,
-                               gex_AM_Index_t handler, const void *source_addr, size_t nbytes,
-                               gex_Event_t *lc_opt, gex_Flags_t flags, int nargs,
-                               const gex_AM_Arg_t *args) {
-  gasnet_node_t dest = dest_of("gex_AM_RequestMedium", tm, rank);
+int gasneti_ex_AMRequestMedium(const char *loc, gasnet_node_t dest, gex_AM_Index_t handler,
+                               const void *source_addr, size_t nbytes, gex_Event_t *lc_opt,
+                               gex_Flags_t flags, int nargs, const gex_AM_Arg_t *args) {
+  check_client_handler("gex_AM_RequestMedium", handler);
   TRACE_AM(loc, true, GASNETI_AM_MEDIUM, dest, handler, nargs, nbytes);
   local_completion("gex_AM_RequestMedium", lc_opt, false); /* (undefined when refused) */
-  return !gasneti_am_request_client(dest, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL,
-                                 nargs, args, core_flags(flags));
+  if (GASNETI_UNLIKELY(flags & GEX_FLAG_IMMEDIATE))
+    return immediate_request("gex_AM_RequestMedium", dest, handler, GASNETI_AM_MEDIUM, source_addr,
+                             nbytes, NULL, nargs, args);
+  request_as("gex_AM_RequestMedium", dest, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL,
+             nargs, args, 0);
+  return 0;
 }
 
-int gasneti_ex_AMRequestLong(const char *loc, gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
+int gasneti_ex_AMRequestLong(const char *loc, gasnet_node_t dest, gex_AM_Index_t handler,
                              const void *source_addr, size_t nbytes, void *dest_addr,
                              gex_Event_t *lc_opt, gex_Flags_t flags, int nargs,
                              const gex_AM_Arg_t *args) {
-  gasnet_node_t dest = dest_of("gex_AM_RequestLong", tm, rank);
+  check_client_handler("gex_AM_RequestLong", handler);
   TRACE_AM(loc, true, GASNETI_AM_LONG, dest, handler, nargs, nbytes);
-  local_completion("gex_AM_RequestLong", lc_opt, false); /* (undefined when refused) */
-  return !gasneti_am_request_client(dest, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr,
-                                 nargs, args, core_flags(flags));
+  local_completion("gex_AM_RequestLong", lc_opt, false);
+  if (GASNETI_UNLIKELY(flags & GEX_FLAG_IMMEDIATE))
+    return immediate_request("gex_AM_RequestLong", dest, handler, GASNETI_AM_LONG, source_addr,
+                             nbytes, dest_addr, nargs, args);
+  request_as("gex_AM_RequestLong", dest, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr,
+             nargs, args, 0);
+  return 0;
 }
 
 int gasneti_ex_AMReplyShort(const char *loc, gex_Token_t token, gex_AM_Index_t handler,
                             gex_Flags_t flags, int nargs, const gex_AM_Arg_t *args) {
-  if (GASNETI_UNLIKELY(gasneti_trace_active))
-    gasneti_trace_am(loc, false, GASNETI_AM_SHORT, token ? reply_peer(token) : 0, handler, nargs,
-                     0, false);
-  return !gasneti_am_reply_client(token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args,
-                                  core_flags(flags));
+  check_client_handler("gex_AM_ReplyShort", handler);
+  TRACE_AM(loc, false, GASNETI_AM_SHORT, reply_peer(token), handler, nargs, 0);
+  if (GASNETI_UNLIKELY(flags & GEX_FLAG_IMMEDIATE))
+    return immediate_reply("gex_AM_ReplyShort", token, handler, GASNETI_AM_SHORT, NULL, 0, NULL,
+                           nargs, args);
+  reply_as("gex_AM_ReplyShort", token, handler, GASNETI_AM_SHORT, NULL, 0, NULL, nargs, args, 0);
+  return 0;
 }
 
 int gasneti_ex_AMReplyMedium(const char *loc, gex_Token_t token, gex_AM_Index_t handler,
                              const void *source_addr, size_t nbytes, gex_Event_t *lc_opt,
                              gex_Flags_t flags, int nargs, const gex_AM_Arg_t *args) {
-  if (GASNETI_UNLIKELY(gasneti_trace_active))
-    gasneti_trace_am(loc, false, GASNETI_AM_MEDIUM, token ? reply_peer(token) : 0, handler,
-                     nargs, nbytes, false);
-  local_completion("gex_AM_ReplyMedium", lc_opt, true); /* (undefined when refused) */
-  return !gasneti_am_reply_client(token, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL,
-                               nargs, args, core_flags(flags));
+  check_client_handler("gex_AM_ReplyMedium", handler);
+  TRACE_AM(loc, false, GASNETI_AM_MEDIUM, reply_peer(token), handler, nargs, nbytes);
+  local_completion("gex_AM_ReplyMedium", lc_opt, true);
+  if (GASNETI_UNLIKELY(flags & GEX_FLAG_IMMEDIATE))
+    return immediate_reply("gex_AM_ReplyMedium", token, handler, GASNETI_AM_MEDIUM, source_addr,
+                           nbytes, NULL, nargs, args);
+  reply_as("gex_AM_ReplyMedium", token, handler, GASNETI_AM_MEDIUM, source_addr, nbytes, NULL,
+           nargs, args, 0);
+  return 0;
 }
 
 int gasneti_ex_AMReplyLong(const char *loc, gex_Token_t token, gex_AM_Index_t handler,
                            const void *source_addr, size_t nbytes, void *dest_addr,
                            gex_Event_t *lc_opt, gex_Flags_t flags, int nargs,
                            const gex_AM_Arg_t *args) {
-  if (GASNETI_UNLIKELY(gasneti_trace_active))
-    gasneti_trace_am(loc, false, GASNETI_AM_LONG, token ? reply_peer(token) : 0, handler, nargs,
-                     nbytes, false);
-  local_completion("gex_AM_ReplyLong", lc_opt, true); /* (undefined when refused) */
-  return !gasneti_am_reply_client(token, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr,
-                               nargs, args, core_flags(flags));
+  check_client_handler("gex_AM_ReplyLong", handler);
+  TRACE_AM(loc, false, GASNETI_AM_LONG, reply_peer(token), handler, nargs, nbytes);
+  local_completion("gex_AM_ReplyLong", lc_opt, true);
+  if (GASNETI_UNLIKELY(flags & GEX_FLAG_IMMEDIATE))
+    return immediate_reply("gex_AM_ReplyLong", token, handler, GASNETI_AM_LONG, source_addr,
+                           nbytes, dest_addr, nargs, args);
+  reply_as("gex_AM_ReplyLong", token, handler, GASNETI_AM_LONG, source_addr, nbytes, dest_addr,
+           nargs, args, 0);
+  return 0;
 }
 
 /* ---- registration ---------------------------------------------------------------------------- */

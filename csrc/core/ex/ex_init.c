@@ -32,7 +32,8 @@ void gasneti_ex_objects_init(const char *name, gex_Flags_t flags) {
   gasneti_ex_client = (struct gasneti_client_s){.magic = GASNETI_EX_CLIENT_MAGIC, .flags = flags};
   snprintf(gasneti_ex_client.name, sizeof gasneti_ex_client.name, "%s", name);
   gasneti_ex_ep = (struct gasneti_ep_s){.magic = GASNETI_EX_EP_MAGIC};
-  gasneti_ex_tm0 = (struct gasneti_tm_s){.magic = GASNETI_EX_TM_MAGIC, .rank = gasneti_mynode,
+  gasneti_ex_tm0 = (struct gasneti_tm_s){.view = {.gasneti_direct = gasneti_pshm_direct},
+                                         .magic = GASNETI_EX_TM_MAGIC, .rank = gasneti_mynode,
                                          .size = gasneti_nodes};
   gasneti_ex_objects_made = true;
   if (GASNETI_UNLIKELY(gasneti_trace_active))
@@ -58,8 +59,6 @@ static void before_init(const char *what) {
 struct gasneti_tm_s *gasneti_ex_tm(const char *what, gex_TM_t tm) {
   if (!gasneti_ex_objects_made) before_init(what);
   if (tm == GEX_TM_INVALID) gasneti_fatalerror("%s: the team is GEX_TM_INVALID", what);
-  if ((uintptr_t)tm & 1)
-    gasneti_fatalerror("%s: a TM-pair (gex_TM_Pair) names no team here", what);
   if (tm->magic != GASNETI_EX_TM_MAGIC)
     gasneti_fatalerror("%s: %p is not a team (not a gex_TM_t gex_Client_Init or a team call "
                        "gave this rank)", what, (void *)tm);
@@ -88,12 +87,6 @@ void gasneti_ex_check_segment(const char *what, gex_Segment_t seg) {
 }
 
 gasnet_node_t gasneti_ex_jobrank(const char *what, gex_TM_t tm, gex_Rank_t rank) {
-  if ((uintptr_t)tm & 1) { /* a TM-pair: the rank is a job rank */
-    if (rank >= gasneti_nodes)
-      gasneti_fatalerror("%s to job rank %u: the job has ranks 0..%d", what, (unsigned)rank,
-                         (int)gasneti_nodes - 1);
-    return (gasnet_node_t)rank;
-  }
   struct gasneti_tm_s *t = gasneti_ex_tm(what, tm);
   if (rank >= t->size)
     gasneti_fatalerror("%s to rank %u of a team of %u (ranks 0..%u)", what, (unsigned)rank,

@@ -36,7 +36,7 @@ struct gasneti_ep_s {
 };
 
 struct gasneti_tm_s {
-  gasneti_tm_view_t view; /* first: gasnetex.h's inline paths read it (NULL: the identity) */
+  gasneti_tm_view_t view; /* first: gasnetex.h's inline paths read it */
   uint32_t magic;
   gex_Rank_t rank, size;
   gex_Flags_t flags;

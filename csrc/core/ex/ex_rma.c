@@ -34,20 +34,21 @@ static void check_lc(int op, int kind, gex_Event_t *lc_opt) {
                        kind == GASNETI_RMA_NB ? "the address of a gex_Event_t" : "GEX_EVENT_GROUP");
 }
 
-gex_Event_t gasneti_ex_put(const char *loc, int op, gasnet_node_t node, void *dest, const void *src,
-                           size_t n, int kind, gex_Event_t *lc_opt, gex_Flags_t flags,
-                           int *refused) {
-  /* GEX_FLAG_IMMEDIATE is a permission: RMA over AMs waits for flow control as it must. */
-  (void)flags, (void)refused;
+gex_Event_t gasneti_ex_put(const char *loc, int op, gex_TM_t tm, gex_Rank_t rank, void *dest,
+                           const void *src, size_t n, int kind, gex_Event_t *lc_opt,
+                           gex_Flags_t flags) {
+  (void)flags; /* GEX_FLAG_IMMEDIATE is a permission: RMA over AMs waits as it must */
+  gasnet_node_t node = gasneti_ex_jobrank(gasneti_ex_op_name(op), tm, rank);
   check_lc(op, kind, lc_opt);
   gasnet_handle_t h = gasneti_put_at(loc, op, node, dest, src, n, kind, lc_opt == GEX_EVENT_DEFER);
   if (gasneti_ex_lc_is_event(lc_opt)) *lc_opt = GEX_EVENT_INVALID;
   return h;
 }
 
-gex_Event_t gasneti_ex_get(const char *loc, int op, void *dest, gasnet_node_t node, const void *src,
-                           size_t n, int kind, gex_Flags_t flags, int *refused) {
-  (void)flags, (void)refused;
+gex_Event_t gasneti_ex_get(const char *loc, int op, void *dest, gex_TM_t tm, gex_Rank_t rank,
+                           const void *src, size_t n, int kind, gex_Flags_t flags) {
+  (void)flags;
+  gasnet_node_t node = gasneti_ex_jobrank(gasneti_ex_op_name(op), tm, rank);
   return gasneti_get_at(loc, op, dest, node, src, n, kind);
 }
 
