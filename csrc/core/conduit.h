@@ -58,6 +58,22 @@ void gasnetc_rdma_get(void *dest, gasnet_node_t node, const void *src, size_t n,
                       _Atomic int64_t *counter);
 #endif
 
+/* Optional negotiated-payload Mediums (a conduit whose gasnet_conduit.h defines
+ * GASNETC_NATIVE_NP_ALLOC_MEDIUM; the core's ex/ex_np.c): gex_AM_Prepare*Medium with a runtime
+ * buffer to a rank outside the caller's supernode asks the conduit for room for a message of
+ * nargs arguments and least..most payload bytes in its own send buffer, so that the client
+ * writes the payload where it is sent from. GASNETC_NP_OK: *payload and *size (least..most)
+ * say where and how much, and the room is the caller's (the conduit's lock may stay held) until
+ * gasnetc_np_commit sends it (am: the header; am->chunk the bytes written). GASNETC_NP_REFUSED:
+ * immediate and no room now (nothing taken). GASNETC_NP_ELSEWHERE: not this way (it does not
+ * fit one of the conduit's buffers, say): the core uses a buffer of its own. */
+#ifdef GASNETC_NATIVE_NP_ALLOC_MEDIUM
+enum { GASNETC_NP_OK, GASNETC_NP_REFUSED, GASNETC_NP_ELSEWHERE };
+int gasnetc_np_prepare(gasnet_node_t dest, gasneti_token_t *reply_to, int nargs, size_t least,
+                       size_t most, bool immediate, void **payload, size_t *size);
+void gasnetc_np_commit(gasnet_node_t dest, gasneti_token_t *reply_to, const gasneti_am_t *am);
+#endif
+
 /* Optional sleeping waits (a conduit whose gasnet_conduit.h defines GASNETC_WAIT_FDS, the
  * most descriptors it names; pshm/wake.h): fills fds with what a sleeping rank must wake on
  * when its network has something for it, and *deadline (CLOCK_MONOTONIC seconds, -1: none)

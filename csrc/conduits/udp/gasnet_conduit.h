@@ -17,6 +17,8 @@
  * reassembly copy where datagrams are that large. */
 #define GASNETC_MAX_MEDIUM 65024
 #define GASNETC_MAX_LONG (4u * 1024 * 1024)
+/* Negotiated-payload Mediums are written in the datagram they leave in (udp_np.c). */
+#define GASNETC_NATIVE_NP_ALLOC_MEDIUM 1
 /* A waiting rank may sleep on its socket (csrc/core/pshm/wake.h). */
 #define GASNETC_WAIT_FDS 1
 /* Its counters (datagrams, retransmissions, duplicates, drops) join the statistics. */

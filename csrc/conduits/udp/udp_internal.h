@@ -233,6 +233,15 @@ void udp_drop_sent(void *buf);            /* never to be acknowledged (the peer 
 /* Sends one AM (without udp_lock held): blocks, serving the network, for credits and room; an
  * immediate one (GASNETI_AM_IMMEDIATE) that cannot all be placed at once is not sent: false. */
 bool udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *reply_to);
+/* The pieces of sending that udp_np.c shares (udp_lock held): a fresh data packet for peer
+ * (false when window, depth or buffers are short now), one message appended to its open packet
+ * (payload copied, unless it is already where the message puts it), what follows a placed
+ * message, and a poll that waits for credits or room. */
+bool udp_open_packet(int peer);
+void udp_append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, bool with_args,
+                uint32_t chunk, const uint8_t *payload, uint64_t dst, bool external);
+void udp_placed(int dest, bool in_handler);
+int udp_serve_waiting(int which);
 void udp_send_control(int peer, int type, int code);
 /* Control datagrams' MAC (udp_wire.h): seal before sending, check on receipt. Both only read
  * udp.ctl_key, fixed before any datagram moves (the liveness thread uses them too). */

@@ -216,7 +216,7 @@ void udp_resend(void *ctx, void *buf, uint32_t len, unsigned copy) {
 }
 
 /* ---- data packets ------------------------------------------------------------------------- */
-static bool open_packet(int peer) {
+bool udp_open_packet(int peer) {
   udp_peer_t *p = udp_peer(peer);
   if (!gasnetc_rel_window_open(&p->rel) || udp.in_flight >= udp.depth_total) return false;
   /* Sending leaves receiving its blocks (a receive batch and a few more): a rank whose
@@ -303,7 +303,7 @@ void udp_flush_all(void) {
     p->dirty = false;
     if (p->finished) continue;
     udp_flush_peer(peer, false);
-    if (gasneti_credit_overdue(&udp.credits, peer) && (p->open || open_packet(peer)))
+    if (gasneti_credit_overdue(&udp.credits, peer) && (p->open || udp_open_packet(peer)))
       udp_flush_peer(peer, true);
     if (p->rel.ack_due && !p->sent_data) {
       if (now < 0) now = udp_now();
@@ -322,8 +322,8 @@ typedef struct {
 
 /* Appends one message; a payload sent from where it lies (external) ends its packet, which
  * this then sends. */
-static void append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, bool with_args,
-                   uint32_t chunk, const uint8_t *payload, uint64_t dst, bool external) {
+void udp_append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, bool with_args,
+                uint32_t chunk, const uint8_t *payload, uint64_t dst, bool external) {
   udp_peer_t *p = udp_peer(peer);
   udp_msg_hdr_t *m = (udp_msg_hdr_t *)(p->open + p->open_len);
   int nargs = with_args ? am->nargs : 0;
@@ -335,7 +335,7 @@ static void append(int peer, const gasneti_am_t *am, bool reply, uint8_t flags, 
   at += udp_args_bytes(nargs);
   if (external) *udp_tail(p->open) = (udp_tail_t){.ext = payload, .ext_len = chunk,
                                                   .head_len = (uint32_t)(at - p->open)};
-  else if (chunk) memcpy(at, payload, chunk);
+  else if (chunk && payload != at) memcpy(at, payload, chunk); /* (in place: udp_np.c) */
   p->open_len += udp_msg_bytes(nargs, chunk);
   ((udp_pkt_hdr_t *)p->open)->nmsgs++;
   if (external) udp_flush_peer(peer, false);
@@ -352,7 +352,7 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
   uint32_t total = am->category == GASNETI_AM_SHORT ? 0 : am->nbytes;
   const uint8_t *src = am->payload;
   for (;;) {
-    if (!p->open && !open_packet(peer)) return false;
+    if (!p->open && !udp_open_packet(peer)) return false;
     udp_pkt_hdr_t *h = (udp_pkt_hdr_t *)p->open;
     /* (none when the peer's datagrams shrank under an open packet: it goes, then a fresh one) */
     uint32_t room = p->dgram > p->open_len ? p->dgram - p->open_len : 0;
@@ -362,7 +362,7 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
       uint8_t flags = 0;
       uint64_t dst = am->dst;
       if (am->category == GASNETI_AM_LONG && left) flags = GASNETI_AM_TAIL;
-      append(peer, am, reply, flags, true, left, src + pr->off, dst, external(am, left));
+      udp_append(peer, am, reply, flags, true, left, src + pr->off, dst, external(am, left));
       pr->off = total;
       return true;
     }
@@ -384,11 +384,11 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
       p->medium_owner[reply] = pr;
     }
     if (am->category == GASNETI_AM_LONG)
-      append(peer, am, reply, GASNETI_AM_FRAG, false, piece, src + pr->off, am->dst + pr->off,
-             external(am, piece));
+      udp_append(peer, am, reply, GASNETI_AM_FRAG, false, piece, src + pr->off,
+                 am->dst + pr->off, external(am, piece));
     else
-      append(peer, am, reply, UDP_MSG_MEDPART, false, piece, src + pr->off, 0,
-             external(am, piece));
+      udp_append(peer, am, reply, UDP_MSG_MEDPART, false, piece, src + pr->off, 0,
+                 external(am, piece));
     pr->off += piece;
     udp_flush_peer(peer, false); /* this datagram is full */
   }
@@ -396,7 +396,7 @@ static bool place(int peer, const gasneti_am_t *am, bool reply, progress_t *pr) 
 
 /* Waiting for credits or window: a poll that is not the client's (its epoch stays). */
 GASNETI_TLS int udp_send_waiting;
-static int serve_waiting(int which) {
+int udp_serve_waiting(int which) {
   udp_send_waiting++;
   int ran = gasneti_poll(which);
   udp_send_waiting--;
@@ -404,7 +404,22 @@ static int serve_waiting(int which) {
 }
 
 static void wait_a_little(int which) {
-  if (!serve_waiting(which)) gasneti_wait_backoff();
+  if (!udp_serve_waiting(which)) gasneti_wait_backoff();
+}
+
+/* A message was placed in its peer's open packet (udp_lock held). A client's message leaves now
+ * when its peer is idle, or when it is the first to that peer since the client last polled (a
+ * barrier's or a round trip's: never delayed). The client's next ones before it polls again (a
+ * flood) gather in the open datagram, which goes when full or at the next poll; in a handler
+ * they go with the poll's other replies. */
+void udp_placed(int dest, bool in_handler) {
+  udp_peer_t *p = udp_peer(dest);
+  if (!udp.coalesce || (!in_handler && (gasnetc_rel_in_flight(&p->rel) == 0 ||
+                                        p->sent_in_epoch != udp.poll_epoch))) {
+    p->sent_in_epoch = udp.poll_epoch;
+    udp_flush_peer(dest, false);
+    udp_send_now();
+  }
 }
 
 /* Whether all of an immediate message can be placed now without waiting (udp_lock held): in
@@ -449,7 +464,7 @@ bool udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
     if (immediate) {
       int got = gasneti_credit_try(&udp.credits, UDP_LOCK, dest, &p->finished);
       if (got <= 0) return got < 0;
-    } else if (!gasneti_credit_wait(&udp.credits, UDP_LOCK, dest, &p->finished, serve_waiting,
+    } else if (!gasneti_credit_wait(&udp.credits, UDP_LOCK, dest, &p->finished, udp_serve_waiting,
                                     which)) {
       return true;
     }
@@ -468,17 +483,7 @@ bool udp_send_am(gasnet_node_t dest, const gasneti_am_t *am, gasneti_token_t *re
     }
     immediate = false; /* placed in one go from here on */
     bool done = place(dest, am, reply, &pr);
-    /* A client's message leaves now when its peer is idle, or when it is the first to that
-     * peer since the client last polled (a barrier's or a round trip's: never delayed). The
-     * client's next ones before it polls again (a flood) gather in the open datagram, which
-     * goes when full or at the next poll; in a handler they go with the poll's other replies. */
-    if (done && (!udp.coalesce ||
-                 (!in_handler && (gasnetc_rel_in_flight(&p->rel) == 0 ||
-                                  p->sent_in_epoch != udp.poll_epoch)))) {
-      p->sent_in_epoch = udp.poll_epoch;
-      udp_flush_peer(dest, false);
-      udp_send_now();
-    }
+    if (done) udp_placed(dest, in_handler);
     udp_lock_drop();
     if (done) return true;
     wait_a_little(which);

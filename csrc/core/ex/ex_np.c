@@ -4,6 +4,8 @@
  *   - to a neighbourhood peer, a Medium's own place in shared memory (its slot or this rank's
  *     outbox, pshm/queue_np.c), and a Long's destination in the peer's segment when Prepare names
  *     it: the client's writes are the only copy;
+ *   - a Medium to a rank on the network, where the conduit can (GASNETC_NATIVE_NP_ALLOC_MEDIUM),
+ *     the conduit's own send buffer (conduit.h: gasnetc_np_prepare);
  *   - otherwise a buffer of the thread's, which Commit sends as a fixed-payload AM.
  * A descriptor is the thread's own (one Prepare at a time per thread), one for requests and one
  * for replies, each with its buffer: a request being committed keeps sending from its buffer
@@ -11,12 +13,13 @@
 #include <string.h>
 
 #include "am/am.h"
+#include "conduit.h"
 #include "ex_internal.h"
 #include "pshm/queue.h"
 #include "trace/trace.h"
 
 enum { SD_FREE, SD_PREPARED };
-enum { SD_CLIENT, SD_RUNTIME, SD_PSHM_MEDIUM, SD_PSHM_LONG };
+enum { SD_CLIENT, SD_RUNTIME, SD_PSHM_MEDIUM, SD_PSHM_LONG, SD_CONDUIT };
 
 struct gasneti_srcdesc_s {
   void *addr;
@@ -105,7 +108,17 @@ static gex_AM_SrcDesc_t prepare(const char *what, int category, bool reply, gasn
     sd->addr = gasneti_pshm_addr(dest, dest_addr);
   } else {
     sd->kind = SD_RUNTIME;
-    sd->addr = buffer_of(reply, size ? size : 1);
+#ifdef GASNETC_NATIVE_NP_ALLOC_MEDIUM
+    if (category == GASNETI_AM_MEDIUM && dest != gasneti_mynode) {
+      switch (gasnetc_np_prepare(dest, token, (int)numargs, least_payload, size,
+                                 flags & GEX_FLAG_IMMEDIATE, &sd->addr, &sd->size)) {
+        case GASNETC_NP_OK: sd->kind = SD_CONDUIT; break;
+        case GASNETC_NP_REFUSED: return GEX_AM_SRCDESC_NO_OP;
+        default: break;
+      }
+    }
+#endif
+    if (sd->kind == SD_RUNTIME) sd->addr = buffer_of(reply, size ? size : 1);
   }
   if (reply) token->replied = 1; /* its one reply is this one */
   sd->state = SD_PREPARED;
@@ -191,6 +204,14 @@ void gasneti_ex_AMCommit(const char *loc, gex_AM_SrcDesc_t desc, int category, i
     gasneti_pshm_np_commit(&sd->np, &am);
     return;
   }
+#ifdef GASNETC_NATIVE_NP_ALLOC_MEDIUM
+  if (sd->kind == SD_CONDUIT) {
+    gasneti_am_t am = {.category = GASNETI_AM_MEDIUM, .handler = handler, .nargs = (uint8_t)nargs,
+                       .nbytes = (uint32_t)nbytes, .chunk = (uint32_t)nbytes, .args = args};
+    gasnetc_np_commit(sd->dest, is_reply ? sd->token : NULL, &am);
+    return;
+  }
+#endif
   /* A buffer (the client's or the thread's) sent as a fixed-payload AM. The descriptor is free
    * from here: a request to this rank runs its handler now, which may prepare its reply. */
   gex_Event_t *lc = sd->kind == SD_CLIENT && gasneti_ex_lc_is_event(sd->lc_opt) ? sd->lc_opt : NULL;
