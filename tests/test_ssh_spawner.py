@@ -128,6 +128,29 @@ def test_64_ranks_on_4_hosts(cluster, udp_opt):
         assert result.stdout.count(f"{program}: rank") == 64, f"{program}: {result.describe()}"
 
 
+def test_gasnet_ex_programs_across_hosts(cluster, udp_opt):
+    """GASNet-EX clients on 4 hosts x 2 ranks: AMs of every category with fixed and negotiated
+    payloads (a neighbourhood peer's shared memory inside a host, the datagram itself between
+    hosts), RMA with events and NBI, and a program mixing GASNet-1 and EX calls; every rank's
+    gex_System_QueryHostInfo names the ranks the launcher put on its host."""
+    hosts = hosts_arg(cluster, 4)
+    # ex_am_test's largest Long 256 KiB, as am_test's in test_64_ranks_on_4_hosts: its 17 MaxLong
+    # round trips a rank, between hosts on 2 cores, took most of a 70 s test.
+    for program, args in (("ex_am_test", ["largest", "262144"]), ("ex_rma_test", []),
+                          ("ex_mixed_test", ["ex"])):
+        result = launch(cluster, udp_opt, ["-n", "8", "-H", hosts,
+                                           udp_opt.test_program(program), *args])
+        assert result.returncode == 0, f"{program}: {result.describe()}"
+        for rank in range(8):
+            assert f"{program}: rank {rank} OK" in result.stdout, \
+                f"{program}: {result.describe()}"
+        if program == "ex_am_test":  # block mapping: ranks 2h-2 and 2h-1 on host h
+            hosts_of = dict(re.findall(r"ex_am_test: rank (\d+) host ranks ([\d ]+)$",
+                                       result.stdout, re.M))
+            assert hosts_of == {str(r): f"{r - r % 2} {r - r % 2 + 1}" for r in range(8)}, \
+                result.describe()
+
+
 def test_ibv_across_hosts_each_agent_plans_its_own_host(cluster):
     """The ibv conduit across 4 hosts on fakeverbs (its fabric spans the fake hosts: they share
     the file system and the process table). Every agent probes its host (the recorded node),

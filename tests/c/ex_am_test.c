@@ -6,6 +6,8 @@
  *                         from the handlers, gex_Token_Info in each, lc_opt events and groups,
  *                         the forms that count their arguments, and negotiated payloads
  *                         (runtime and client buffers, Mediums and Longs, requests and replies)
+ *   ex_am_test largest BYTES   the same with Longs of at most BYTES (at least the largest
+ *                         Medium), where moving MaxLong 17 times a rank is more than a test needs
  *   ex_am_test immediate DIR   rank 0 floods rank 1 with GEX_FLAG_IMMEDIATE Shorts and then
  *                         Mediums while rank 1 makes no GASNet call (it waits for a file rank 0
  *                         writes in DIR): the floods must be refused at some point, every message
@@ -464,6 +466,13 @@ static void test_queries(void) {
         (unsigned)nsets, (unsigned)hidx, (unsigned)hsize, (unsigned)hsets);
   for (gex_Rank_t i = 1; i < nsize; i++)
     CHECK(nbrhd[i - 1].gex_jobrank < nbrhd[i].gex_jobrank, "neighbourhood not ascending");
+  /* The host's ranks, for the test to compare with where the launcher put them. */
+  char line[256];
+  int len = snprintf(line, sizeof line, "ex_am_test: rank %u host ranks", (unsigned)me);
+  for (gex_Rank_t i = 0; i < hsize && len < 200; i++)
+    len += snprintf(line + len, sizeof line - (size_t)len, " %u", (unsigned)host[i].gex_jobrank);
+  printf("%s\n", line);
+  fflush(stdout);
   for (gex_Rank_t r = 0; r < nranks; r++) {
     void *owner, *local;
     uintptr_t size;
@@ -550,7 +559,11 @@ int main(int argc, char **argv) {
   register_more();
   max_medium = gex_AM_MaxRequestMedium(ex_tm, GEX_RANK_INVALID, GEX_EVENT_NOW, 0, 16);
   size_t medium[] = {0, 1, 7, 4096, max_medium};
-  size_t lng[] = {0, 1, 7, 4096, max_medium, GASNETC_MAX_LONG};
+  size_t largest = GASNETC_MAX_LONG;
+  if (argc > 2 && !strcmp(argv[1], "largest")) largest = (size_t)strtoul(argv[2], NULL, 0);
+  CHECK(largest >= max_medium && largest <= GASNETC_MAX_LONG,
+        "largest %lu: give max_medium..MaxLong bytes", (unsigned long)largest);
+  size_t lng[] = {0, 1, 7, 4096, max_medium, largest};
   memcpy(sizes[MEDIUM], medium, sizeof medium);
   memcpy(sizes[LONG], lng, sizeof lng);
   nsizes[SHORT] = 1, nsizes[MEDIUM] = 5, nsizes[LONG] = 6;
