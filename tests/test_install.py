@@ -193,6 +193,84 @@ def test_install_has_the_gasnet1_layout_clients_check(prefix, tmp_path):
     assert (prefix / "bin" / "gasnetrun_udp").is_file()
 
 
+# A GASNet-EX client as Chapel's, Realm's and UPC++'s runtimes are written: gasnetex.h alone,
+# the EX release and spec macros checked at compile time, handlers registered by index 0 (the
+# runtime picks), a Medium and a put with an event to the right neighbour, a non-blocking
+# barrier. It is C and C++ at once (no designated initialisers).
+EX_CLIENT = """\
+#include <gasnetex.h>
+#include <gasnet_ex_am_macros.h>
+#include <stdio.h>
+#include <string.h>
+#if GASNET_RELEASE_VERSION_MAJOR < 2020 || !defined(GEX_SPEC_VERSION_MAJOR)
+#error "not a GASNet-EX release"
+#endif
+static volatile int got;
+static void on_medium(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a) {
+  gex_Token_Info_t info;
+  gex_Token_Info(t, &info, GEX_TI_SRCRANK);
+  got = (int)n + a + (int)((char *)buf)[0] + (int)info.gex_srcrank * 1000;
+}
+int main(int argc, char **argv) {
+  gex_Client_t client; gex_EP_t ep; gex_TM_t tm; gex_Segment_t seg;
+  if (gex_Client_Init(&client, &ep, &tm, "EXHELLO", &argc, &argv, 0) != GASNET_OK) return 1;
+  if (gex_Segment_Attach(&seg, tm, 4096) != GASNET_OK) return 1;
+  gex_AM_Entry_t table[] = {{0, (gex_AM_Fn_t)on_medium, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REQUEST,
+                             1, NULL, "on_medium"}};
+  if (gex_EP_RegisterHandlers(ep, table, 1) != GASNET_OK) return 1;
+  gex_Rank_t me = gex_TM_QueryRank(tm), n = gex_TM_QuerySize(tm), right = (me + 1) % n;
+  gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
+  char payload[10] = "x";
+  gex_AM_RequestMedium1(tm, right, table[0].gex_index, payload, sizeof payload, GEX_EVENT_NOW,
+                        0, (gex_AM_Arg_t)me);
+  GASNET_BLOCKUNTIL(got != 0);
+  void *remote; gex_Segment_QueryBound(tm, right, &remote, NULL, NULL);
+  long value = 1000 + (long)me;
+  gex_Event_Wait(gex_RMA_PutNB(tm, right, remote, &value, sizeof value, GEX_EVENT_DEFER, 0));
+  gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
+  long mine; memcpy(&mine, gex_Segment_QueryAddr(seg), sizeof mine);
+  printf("EX %d.%d.%d spec %d.%d rank %u got %d and %ld\\n", GASNET_RELEASE_VERSION_MAJOR,
+         GASNET_RELEASE_VERSION_MINOR, GASNET_RELEASE_VERSION_PATCH, GEX_SPEC_VERSION_MAJOR,
+         GEX_SPEC_VERSION_MINOR, (unsigned)me, got, mine);
+  fflush(stdout);
+  gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
+  gasnet_exit(0);
+}
+"""
+
+
+@pytest.mark.parametrize("conduit,mode,lang", [("smp", "seq", "c"), ("udp", "par", "c++")])
+def test_ex_client_builds_from_the_install_and_sees_the_ex_release(prefix, tmp_path, conduit,
+                                                                   mode, lang):
+    """A GASNet-EX client builds against the install with the .mak file's flags (C, and C++
+    with -pedantic -Werror) and runs; with gasnetex.h first it sees the EX release (2025.8.0)
+    and spec 0.13, while a GASNet-1 client (gasnet.h first) keeps seeing 1.30.0."""
+    source = "hello.c" if lang == "c" else "hello.cc"
+    (tmp_path / source).write_text(EX_CLIENT)
+    makefile = CLIENT_MAKEFILE if lang == "c" else CXX_MAKEFILE
+    (tmp_path / "Makefile").write_text(makefile)
+    mak = prefix / "include" / f"{conduit}-conduit" / f"{conduit}-{mode}.mak"
+    proc = subprocess.run(["make", f"GASNET_MAK={mak}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = subprocess.run([str(prefix / "bin" / "gasnetrun"), "-n", "3", str(tmp_path / "hello")],
+                         env=job_env(conduit_env(conduit)), capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    for rank in range(3):
+        left = (rank + 2) % 3
+        assert (f"EX 2025.8.0 spec 0.13 rank {rank} got {10 + left + ord('x') + 1000 * left} "
+                f"and {1000 + left}") in run.stdout, run.stdout
+    # The same headers, gasnet.h first: a GASNet-1 client's release.
+    (tmp_path / "g1.c").write_text("#include <gasnet.h>\n#include <gasnetex.h>\n"
+                                   "#if GASNET_RELEASE_VERSION_MAJOR != 1\n#error release\n"
+                                   "#endif\nint main(void) { return 0; }\n")
+    (tmp_path / "Makefile").write_text(CLIENT_MAKEFILE.replace("hello", "g1"))
+    proc = subprocess.run(["make", f"GASNET_MAK={mak}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("conduit,mode", [("smp", "seq"), ("smp", "parsync"), ("udp", "seq"),
                                           ("udp", "par"), ("ibv", "seq")])
 def test_client_project_configures_builds_and_runs_against_the_install(prefix, tmp_path,
