@@ -130,6 +130,43 @@ def test_one_file_for_several_ranks_is_refused(variant_build, tmp_path):
     assert "put '%' in it" in result.stderr
 
 
+def line_of(source: Path, text: str) -> int:
+    """The line of a C source on which text first appears."""
+    return next(i for i, line in enumerate(source.read_text().splitlines(), 1) if text in line)
+
+
+def test_gasnet_ex_calls_are_traced_at_the_clients_lines(variant_build, tmp_path):
+    """An EX client's calls are traced as GASNet-1's are, at the file and line of the call:
+    gex_AM_RequestShort, gex_RMA_GetBlocking and _GetNB, gex_Coll_BarrierNB; its objects' creation
+    goes under category O, which GASNET_TRACEMASK=O selects alone."""
+    source = ROOT / "tests" / "c" / "ex_mixed_test.c"
+    result = variant_build.job(2, "ex_mixed_test", "ex",
+                               env={"GASNET_TRACEFILE": str(tmp_path / "t%")})
+    assert result.returncode == 0, result.describe()
+    evs = events(tmp_path / "t0")
+    at = {(e[2], e[4]) for e in evs}
+    here = "tests/c/ex_mixed_test.c"
+    for call, name in (("gex_AM_RequestShort1(tm, targets[i]", "AMREQUEST_SHORT"),
+                       ("gex_RMA_GetBlocking(", "GET_LOCAL"),
+                       ("gex_RMA_GetNB(", "GET_NB_LOCAL"),
+                       ("gex_Coll_BarrierNB(tm, 0)); /* one API", "BARRIER_NOTIFY")):
+        assert (f"{here}:{line_of(source, call)}", name) in at, (call, sorted(at, key=str))
+    objects = [(e[4], e[5]) for e in evs if e[3] == "O"]
+    assert [n for n, _ in objects] == ["CLIENT_INIT", "SEGMENT_ATTACH"] + ["REGISTER_HANDLER"] * 4
+    assert "name='EX_MIXED'" in objects[0][1] and "rank 0 of 2" in objects[0][1], objects
+    assert [m[1] for m in (re.search(r"name=(\w+)", r) for _, r in objects[2:]) if m] == \
+        ["g1_req", "g1_rep", "ex_req", "ex_rep"], objects
+    stats = {e[4]: e[5] for e in evs[[e[4] for e in evs].index("STATS"):]}
+    assert re.match(r"\s+4 evnts", stats["AMREQUEST_SHORT"]), stats  # 2 EX, 2 GASNet-1
+    result = variant_build.job(2, "ex_mixed_test", "ex",
+                               env={"GASNET_TRACEFILE": str(tmp_path / "o%"),
+                                    "GASNET_TRACEMASK": "O"})
+    assert result.returncode == 0, result.describe()
+    evs = events(tmp_path / "o1")
+    traced = evs[:[e[4] for e in evs].index("STATS")]
+    assert {e[3] for e in traced} - {"I"} == {"O"}, traced
+
+
 def test_tracemask_and_tracelocal_filter_the_lines(variant_build, tmp_path):
     result = variant_build.job(2, "trace_test", env={"GASNET_TRACEFILE": str(tmp_path / "a%"),
                                                      "GASNET_TRACEMASK": "BS"})

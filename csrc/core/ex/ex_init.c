@@ -36,9 +36,6 @@ void gasneti_ex_objects_init(const char *name, gex_Flags_t flags) {
                                          .magic = GASNETI_EX_TM_MAGIC, .rank = gasneti_mynode,
                                          .size = gasneti_nodes};
   gasneti_ex_objects_made = true;
-  if (GASNETI_UNLIKELY(gasneti_trace_active))
-    gasneti_trace_printf('O', NULL, "CLIENT_INIT name='%s' flags=0x%x rank %d of %d", name,
-                         (unsigned)flags, (int)gasneti_mynode, (int)gasneti_nodes);
 }
 
 void gasneti_ex_segment_made(void) {
@@ -46,9 +43,6 @@ void gasneti_ex_segment_made(void) {
                                                   .addr = gasneti_seginfo[gasneti_mynode].addr,
                                                   .size = gasneti_seginfo[gasneti_mynode].size};
   gasneti_ex_ep.segment = &gasneti_ex_segment;
-  if (GASNETI_UNLIKELY(gasneti_trace_active))
-    gasneti_trace_printf('O', NULL, "SEGMENT_ATTACH %p, %lu bytes", gasneti_ex_segment.addr,
-                         (unsigned long)gasneti_ex_segment.size);
 }
 
 /* ---- handle checks ------------------------------------------------------------------------- */
@@ -123,6 +117,10 @@ int gex_Client_Init(gex_Client_t *client_p, gex_EP_t *ep_p, gex_TM_t *tm_p, cons
   }
   gasneti_init_job(argc, argv);
   gasneti_ex_objects_init(clientName, flags);
+  /* Under O only for an EX client: a GASNet-1 client's trace stays as GASNet-1 wrote it. */
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_printf('O', NULL, "CLIENT_INIT name='%s' flags=0x%x rank %d of %d", clientName,
+                         (unsigned)flags, (int)gasneti_mynode, (int)gasneti_nodes);
   gasneti_attach_runtime();
   gasneti_boot->barrier(); /* the specification's implicit barrier: every rank's handlers exist */
   *client_p = &gasneti_ex_client;
@@ -159,6 +157,9 @@ int gex_Segment_Attach(gex_Segment_t *segment_p, gex_TM_t tm, uintptr_t size) {
     return GASNET_ERR_BAD_ARG;
   }
   gasneti_attach_network(size);
+  if (GASNETI_UNLIKELY(gasneti_trace_active))
+    gasneti_trace_printf('O', NULL, "SEGMENT_ATTACH %p, %lu bytes", gasneti_ex_segment.addr,
+                         (unsigned long)gasneti_ex_segment.size);
   *segment_p = &gasneti_ex_segment;
   return GASNET_OK;
 }
