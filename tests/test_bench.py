@@ -40,7 +40,8 @@ def records(result, conduit="smp"):
     for r in out:
         assert set(r) == RECORD_FIELDS, r
         assert r["better"] == better(r), r
-        assert 0 < r["min"] <= r["median"] <= r["max"], r
+        assert (0 <= r["min"] if r["unit"] == "count" else 0 < r["min"]) and \
+            r["min"] <= r["median"] <= r["max"], r
         assert r["conduit"] == conduit and r["hosts"] == 1 and r["n"] == 3
     return out
 
@@ -86,6 +87,35 @@ def test_udp_benchmarks_measure_their_raw_baselines_in_the_same_run():
                            "--only", "raw_udp_stream,put_bulk_bw"], env=env), "udp")
     assert {r["bench"] for r in rma} == {"raw_udp_stream", "put_bulk_bw"}
     assert all(r["median"] > 0 and r["better"] == "higher" for r in rma)
+
+
+EX_PAIRED = {"ex_am_short_rtt_vs_gasnet1": (0, "am_short_rtt", "ex_am_short_rtt"),
+             "ex_put_latency_vs_gasnet1": (8, "put_latency", "ex_put_latency"),
+             "ex_np_medium_rtt_vs_fixed": (None, "ex_fixed_medium_rtt", "ex_np_medium_rtt")}
+
+
+@pytest.mark.parametrize("conduit", ["smp", "udp"])
+def test_ex_bench_times_each_ex_call_beside_its_gasnet1_form(conduit):
+    """ex_bench: the EX AMShort round trip and 8-byte put next to GASNet-1's, the
+    negotiated-payload Medium next to the fixed-payload one at 4 KiB and the largest Medium,
+    each pair's ratio the median of per-repeat ratios; the immediate flood with its refusals."""
+    build = built("opt", conduit)
+    env = {"GASNET_SUPERNODE_MAXSIZE": "1"} if conduit != "smp" else None
+    recs = records(build.run(["-n", "2", build.program("bench", "ex_bench"), "--json", "--quick"],
+                             env=env), conduit)
+    by = {(r["bench"], r["size"]): r for r in recs}
+    medium = max(r["size"] for r in recs if r["bench"] == "ex_np_medium_rtt")
+    for ratio, (size, base, subject) in EX_PAIRED.items():
+        for sz in ([size] if size is not None else [4096, medium]):
+            r = by[(ratio, sz)]
+            assert r["unit"] == "x" and r["better"] == "lower", r
+            lo = by[(subject, sz)]["min"] / by[(base, sz)]["max"]
+            hi = by[(subject, sz)]["max"] / by[(base, sz)]["min"]
+            assert lo <= r["median"] <= hi, (r, lo, hi)
+    assert medium == (65536 if conduit == "smp" else 65024)
+    assert by[("ex_imm_flood", 0)]["unit"] == "us"
+    assert by[("ex_imm_refusals", 0)]["unit"] == "count"
+    assert {r["path"] for r in recs} == {"pshm" if conduit == "smp" else conduit}
 
 
 @pytest.mark.parametrize("args,message", [
