@@ -68,6 +68,16 @@ def test_a_program_mixing_gasnet1_and_ex_calls(build, how, maxsize):
     assert_all_ok(result, "ex_mixed_test", 2)
 
 
+@pytest.mark.every_conduit
+@pytest.mark.parametrize("api", ["gasnet1", "ex"])
+def test_a_program_without_argc_and_argv_runs_on_every_conduit(build, api):
+    """gasnet_init(NULL, NULL) and gex_Client_Init(..., NULL, NULL, 0), started by gasnetrun."""
+    result = build.job(3, "null_args_test", env={"NULL_ARGS_API": api}, timeout=120)
+    assert result.returncode == 0, result.describe()
+    for rank in range(3):
+        assert f"null_args_test: rank {rank} of 3 OK" in result.stdout, result.describe()
+
+
 MISUSE = [
     ("before-init", "gex_System_QueryJobRank called before gex_Client_Init"),
     ("init-twice", "gex_Client_Init: this process already has its client"),

@@ -358,6 +358,23 @@ def test_prog_n_convention_refuses_what_it_cannot_run_naming_gasnetrun(udp_build
     assert message in proc.stderr and "gasnetrun -n N" in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("api", ["gasnet1", "ex"])
+def test_a_program_without_argc_and_argv_runs_or_is_told_what_is_missing(udp_build, api):
+    """gasnet_init(NULL, NULL) and gex_Client_Init with NULL argc/argv: started by nothing, a
+    1-rank job; with GASNET_SPAWNFN, whose 'prog N' needs argv, an error naming what is
+    missing (it dereferenced NULL: SIGSEGV)."""
+    program = udp_build.test_program("null_args_test")
+    extra = {"NULL_ARGS_API": api}
+    proc = spawnfn_run(udp_build, [program], None, extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "null_args_test: rank 0 of 1 OK" in proc.stdout, proc.stdout + proc.stderr
+    proc = spawnfn_run(udp_build, [program], "L", extra)
+    assert proc.returncode != 0 and proc.returncode != -11, proc.stdout + proc.stderr
+    assert ("GASNET_SPAWNFN=L: udp's start-up convention is 'prog N args', but the program gave "
+            "gasnet_init (or gex_Client_Init) no argc and argv (NULL)") in proc.stderr, \
+        proc.stderr
+
+
 def test_prog_n_without_spawnfn_says_it_runs_one_rank(udp_build):
     """Never a silent 1-rank run: without GASNET_SPAWNFN the program is a 1-rank job, and says
     so when its first argument looks like GASNet's rank count."""

@@ -37,7 +37,13 @@ static const char *find_gasnetrun(char *path, size_t len) {
   return NULL;
 }
 
-void gasnetc_unlaunched(int *argc, char ***argv) {
+void gasnetc_unlaunched(int *argc_p, char ***argv_p) {
+  /* gasnet_init(NULL, NULL) and gex_Client_Init with NULL argc/argv: a program without them. */
+  int ac = argc_p && argv_p ? *argc_p : 0;
+  char *none[] = {"prog", NULL};
+  char **av = argc_p && argv_p && *argv_p ? *argv_p : none;
+  int *argc = &ac;
+  char ***argv = &av;
   long n = rank_count(*argc, *argv);
   if (!gasneti_knob_is_set("GASNET_SPAWNFN")) {
     if (n > 0)
@@ -53,6 +59,10 @@ void gasnetc_unlaunched(int *argc, char ***argv) {
     gasneti_fatalerror("GASNET_SPAWNFN=C (a custom spawn command) is not supported: start the job "
                        "with gasnetrun -n N %s (its -spawner option chooses local, ssh, pmi or "
                        "mpi)", *argc > 0 ? (*argv)[0] : "prog");
+  if (!argc_p || !argv_p)
+    gasneti_fatalerror("GASNET_SPAWNFN=%s: udp's start-up convention is 'prog N args', but the "
+                       "program gave gasnet_init (or gex_Client_Init) no argc and argv (NULL), so "
+                       "there is no N to read; start the job with gasnetrun -n N prog", fn);
   if (n == 0)
     gasneti_fatalerror("GASNET_SPAWNFN=%s: udp's start-up convention is 'prog N args', but the "
                        "first argument (%s%s%s) is not a rank count 1..%d; or start the job with "
