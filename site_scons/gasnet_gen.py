@@ -150,13 +150,13 @@ EX_FAMILIES = [
     ("gex_AM_ReplyShort", "int", _TOKEN + _FLAGS, "gasneti_ex_AMReplyShort", None),
     ("gex_AM_ReplyMedium", "int", _TOKEN + _PAYLOAD + _LC_FLAGS, "gasneti_ex_AMReplyMedium", None),
     ("gex_AM_ReplyLong", "int", _TOKEN + _PAYLOAD + _DST + _LC_FLAGS, "gasneti_ex_AMReplyLong", None),
-    ("gex_AM_CommitRequestMedium", "void", _SD, "gasneti_ex_AMCommit",
+    ("gex_AM_CommitRequestMedium", "int", _SD, "gasneti_ex_AMCommit",
      ["sd", "1", "0", "handler", "nbytes", "(void *)0"]),
-    ("gex_AM_CommitReplyMedium", "void", _SD, "gasneti_ex_AMCommit",
+    ("gex_AM_CommitReplyMedium", "int", _SD, "gasneti_ex_AMCommit",
      ["sd", "1", "1", "handler", "nbytes", "(void *)0"]),
-    ("gex_AM_CommitRequestLong", "void", _SD + _DST, "gasneti_ex_AMCommit",
+    ("gex_AM_CommitRequestLong", "int", _SD + _DST, "gasneti_ex_AMCommit",
      ["sd", "2", "0", "handler", "nbytes", "dest_addr"]),
-    ("gex_AM_CommitReplyLong", "void", _SD + _DST, "gasneti_ex_AMCommit",
+    ("gex_AM_CommitReplyLong", "int", _SD + _DST, "gasneti_ex_AMCommit",
      ["sd", "2", "1", "handler", "nbytes", "dest_addr"]),
 ]
 

@@ -119,7 +119,7 @@ static int bench_hosts(void) {
   gasnet_nodeinfo_t *info = calloc((size_t)n, sizeof *info);
   gasnet_getNodeInfo(info, n);
   for (int i = 0; i < n; i++)
-    if (info[i].host + 1 > hosts) hosts = info[i].host + 1;
+    if ((int)info[i].host + 1 > hosts) hosts = (int)info[i].host + 1;
   free(info);
   return hosts;
 }

@@ -244,13 +244,13 @@ void gasneti_hostmap_build(void) {
   for (int r = 0; r < n; r++) {
     gasneti_host_local[r] = -1;
     if (gasneti_host_of[r] == gasneti_host_of[me]) {
-      if (r == me) gasneti_host_index = gasneti_host_size;
+      if ((gasnet_node_t)r == me) gasneti_host_index = gasneti_host_size;
       gasneti_host_local[r] = gasneti_host_size;
       gasneti_host_peers[gasneti_host_size++] = (gasnet_node_t)r;
     }
     if (gasneti_supernode_of[r] == gasneti_supernode_of[me]) {
       gasneti_pshm_reach[r] = 1; /* the extended API reaches it by load/store */
-      if (r == me) gasneti_snode_index = gasneti_snode_size;
+      if ((gasnet_node_t)r == me) gasneti_snode_index = gasneti_snode_size;
       gasneti_snode_peers[gasneti_snode_size++] = (gasnet_node_t)r;
     }
   }

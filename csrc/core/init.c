@@ -75,7 +75,7 @@ void gasneti_init_job(int *argc, char ***argv) {
   gasneti_pages_put(mine, max_local_segment);
   gasneti_bootstrap_exchange(mine, sizeof mine, all);
   max_global_segment = max_local_segment;
-  for (int i = 0; i < gasneti_nodes; i++) {
+  for (int i = 0; i < (int)gasneti_nodes; i++) {
     uint64_t theirs = gasneti_pages_get(all + (size_t)i * sizeof mine);
     if (theirs < max_global_segment) max_global_segment = (uintptr_t)theirs;
   }
@@ -172,7 +172,7 @@ int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsiz
 int gasnet_getSegmentInfo(gasnet_seginfo_t *table, int numentries) {
   if (!gasneti_attach_done) return GASNET_ERR_NOT_INIT;
   if (numentries < 0 || (numentries > 0 && !table)) return GASNET_ERR_BAD_ARG;
-  int n = numentries < gasneti_nodes ? numentries : gasneti_nodes;
+  int n = numentries < (int)gasneti_nodes ? numentries : (int)gasneti_nodes;
   memcpy(table, gasneti_seginfo, sizeof(gasnet_seginfo_t) * (size_t)n);
   return GASNET_OK;
 }
@@ -180,7 +180,7 @@ int gasnet_getSegmentInfo(gasnet_seginfo_t *table, int numentries) {
 int gasnet_getNodeInfo(gasnet_nodeinfo_t *table, int numentries) {
   if (!gasneti_init_done) return GASNET_ERR_NOT_INIT;
   if (numentries < 0 || (numentries > 0 && !table)) return GASNET_ERR_BAD_ARG;
-  int n = numentries < gasneti_nodes ? numentries : gasneti_nodes;
+  int n = numentries < (int)gasneti_nodes ? numentries : (int)gasneti_nodes;
   for (int i = 0; i < n; i++) {
     table[i].host = gasneti_host_of[i];
     table[i].supernode = gasneti_supernode_of[i];

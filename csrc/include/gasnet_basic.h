@@ -65,7 +65,7 @@ extern "C" {
 #define GASNET_SRCLINES 1
 
 /* ---- types ------------------------------------------------------------------------- */
-typedef uint16_t gasnet_node_t;
+typedef uint32_t gasnet_node_t;
 typedef uint8_t gasnet_handler_t;
 typedef int32_t gasnet_handlerarg_t;
 typedef void *gasnet_token_t;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <time.h>
 
 #include <gasnet_config.h>
 #include <gasnet_portable.h>
@@ -326,6 +327,11 @@ typedef pthread_rwlock_t gasnett_rwlock_t;
 
 /* ---- system ----------------------------------------------------------------------------- */
 static inline void gasnett_sched_yield(void) { (void)sched_yield(); }
+/* Sleep at least ns nanoseconds (a signal cuts it short, as GASNet's). */
+static inline void gasnett_nsleep(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+  (void)nanosleep(&ts, NULL);
+}
 static inline int gasnett_isLittleEndian(void) {
   const union { uint32_t i; unsigned char c[4]; } probe = {1};
   return probe.c[0] == 1;

@@ -71,6 +71,8 @@ typedef gasnet_handle_t gex_Event_t;
 /* Point-to-point communication. */
 #define GEX_FLAG_IMMEDIATE ((gex_Flags_t)0x1)
 #define GEX_FLAG_LC_COPY_YES ((gex_Flags_t)0x2)
+/* gex_AM_Prepare*: its Commit, too, returns non-zero rather than wait (see gasneti_ex_AMCommit). */
+#define GEX_FLAG_IMMEDIATE_COMMIT ((gex_Flags_t)0x8)
 #define GEX_FLAG_LC_COPY_NO ((gex_Flags_t)0x4)
 #define GEX_FLAG_SELF_SEG_UNKNOWN ((gex_Flags_t)0x10)
 #define GEX_FLAG_SELF_SEG_SOME ((gex_Flags_t)0x20)
@@ -208,6 +210,10 @@ uintptr_t gex_Segment_QuerySize(gex_Segment_t seg);
  * mapped here) and its size; non-zero when that endpoint has none. */
 int gex_Segment_QueryBound(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p, void **localaddr_p,
                            uintptr_t *size_p);
+/* The same, as an event (complete when it returns: the addresses are known locally). A rank
+ * with no segment yet gives NULL and 0. */
+gex_Event_t gex_EP_QueryBoundSegmentNB(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p,
+                                       void **localaddr_p, uintptr_t *size_p, gex_Flags_t flags);
 /* Segments of one's own memory and other kinds are not supported here: GASNET_ERR_RESOURCE. */
 int gex_Segment_Create(gex_Segment_t *segment_p, gex_Client_t client, gex_Addr_t address,
                        uintptr_t length, gex_MK_t kind, gex_Flags_t flags);
@@ -403,8 +409,10 @@ gex_AM_SrcDesc_t gasneti_ex_AMPrepareReply(const char *loc, int category, gex_To
                                            size_t most_payload, void *dest_addr,
                                            gex_Event_t *lc_opt, gex_Flags_t flags,
                                            unsigned int numargs);
-/* Commit: gex_AM_Commit{Request,Reply}{Medium,Long}M (gasnet_ex_am_macros.h). */
-void gasneti_ex_AMCommit(const char *loc, gex_AM_SrcDesc_t sd, int category, int is_reply,
+/* Commit: gex_AM_Commit{Request,Reply}{Medium,Long}M (gasnet_ex_am_macros.h). Non-zero only
+ * for a Prepare given GEX_FLAG_IMMEDIATE_COMMIT whose message could not go without waiting:
+ * nothing was sent and the descriptor is consumed (the client prepares again). */
+int gasneti_ex_AMCommit(const char *loc, gex_AM_SrcDesc_t sd, int category, int is_reply,
                          gex_AM_Index_t handler, size_t nbytes, void *dest_addr, int nargs,
                          const gex_AM_Arg_t *args);
 /* Requests and replies to neighbourhood peers always write a runtime buffer's payload in

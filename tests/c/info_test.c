@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
   int peers = 0;
   for (int r = 0; r < n; r++) {
     CHECK(info[r].host == 0, "rank %d on host %d", r, info[r].host);
-    CHECK(info[r].supernode == r / maxsize, "rank %d in supernode %d, expected %d", r,
+    CHECK((int)info[r].supernode == r / maxsize, "rank %d in supernode %d, expected %d", r,
           info[r].supernode, r / maxsize);
     if (info[r].supernode == info[me].supernode && r != me) {
       const uint8_t *p = (const uint8_t *)((uintptr_t)seg[r].addr + info[r].offset);

@@ -128,7 +128,7 @@ static void maps(gasnet_team_handle_t t, int expect_size) {
   int n = gasnet_coll_team_size(t);
   CHECK(n == expect_size, "team size %d, expected %d", n, expect_size);
   for (int r = 0; r < n; r++)
-    CHECK(gasnet_coll_team_node2rank(t, gasnet_coll_team_rank2node(t, r)) == r, "maps of %d", r);
+    CHECK((int)gasnet_coll_team_node2rank(t, gasnet_coll_team_rank2node(t, r)) == r, "maps of %d", r);
 }
 
 /* Named barriers with the team's own names, a mismatched one, anonymous notify with a named

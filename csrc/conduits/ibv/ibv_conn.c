@@ -375,7 +375,7 @@ static bool gone_meanwhile(int r) {
  * brings the REQ again. */
 void ibv_conn_timers(double now) {
   if (!waiting) return;
-  for (int r = 0; r < gasneti_nodes; r++) {
+  for (int r = 0; r < (int)gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
     if (p->usable || p->state != CONN_WAIT || now < p->next_try) continue;
     if (gone_meanwhile(r)) continue;
@@ -410,7 +410,7 @@ static bool static_peers(bool *want) {
   const char *pattern = gasneti_knob_is_set("GASNET_CONNECTFILE_IN")
                             ? gasneti_knob_text("GASNET_CONNECTFILE_IN") : "";
   if (!*pattern) {
-    for (int r = 0; r < gasneti_nodes; r++) want[r] = true;
+    for (int r = 0; r < (int)gasneti_nodes; r++) want[r] = true;
     return false;
   }
   char path[4096], err[512];
@@ -520,7 +520,7 @@ void ibv_conn_start(const ibv_card_t *mine) {
   int me = gasneti_mynode;
   if (gasneti_knob_bool("GASNET_CONNECT_STATIC") && !gasneti_knob_is_set("GASNET_CONNECTFILE_IN")) {
     gasneti_bootstrap_exchange(mine, sizeof *mine, ibv.cards);
-    for (int r = 0; r < gasneti_nodes; r++) {
+    for (int r = 0; r < (int)gasneti_nodes; r++) {
       take_card(r, &ibv.cards[r]);
       atomic_store_explicit(&ibv.peers[r].met, true, memory_order_release);
     }
@@ -533,7 +533,7 @@ void ibv_conn_start(const ibv_card_t *mine) {
   bool from_file = static_peers(want);
   if (gasneti_knob_bool("GASNET_CONNECT_STATIC")) agree_on_static_peers(want, from_file);
   int all = 0, wanted = 0;
-  for (int r = 0; r < gasneti_nodes; r++) {
+  for (int r = 0; r < (int)gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
     if (r == me || gasneti_pshm_reach[r]) continue;
     all++;
@@ -546,12 +546,12 @@ void ibv_conn_start(const ibv_card_t *mine) {
   /* Fully connected at start-up: no peer is left to connect later. */
   if (wanted == all && all > 0 && gasneti_knob_bool("GASNET_CONNECT_STATIC")) ibv.dynamic = false;
   ibv_lock_take();
-  for (int r = me + 1; r < gasneti_nodes; r++)
+  for (int r = me + 1; r < (int)gasneti_nodes; r++)
     if (ibv.peers[r].static_peer) begin(r);
   ibv_lock_drop();
   /* Done when every static peer is usable and every hello we sent was delivered: then no
    * peer needs anything more from this rank, which may block in the bootstrap. */
-  for (int r = 0; r < gasneti_nodes; r++) {
+  for (int r = 0; r < (int)gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
     while (p->static_peer && (!p->usable || atomic_load(&p->hello_out))) {
       if (!ibv_poll_network(GASNETI_POLL_REPLIES)) gasneti_wait_backoff();
@@ -572,14 +572,14 @@ static void drain_ud(void) {
  * notices go to every rank, as with the full table. */
 static void meet_all_if_local(void) {
   if (!ibv.lookups || !gasneti_bootstrap_cards_local()) return;
-  for (int r = 0; r < gasneti_nodes; r++)
+  for (int r = 0; r < (int)gasneti_nodes; r++)
     if (r != (int)gasneti_mynode) ibv_meet(r);
 }
 
 void ibv_ud_exit_notice(int code) {
   meet_all_if_local();
   for (int round = 0; round < 2; round++)
-    for (int r = 0; r < gasneti_nodes; r++)
+    for (int r = 0; r < (int)gasneti_nodes; r++)
       if (r != (int)gasneti_mynode && met(r) &&
           gasneti_host_of[r] != gasneti_host_of[gasneti_mynode])
         ud_send(r, UD_EXIT, code); /* the ranks not met hear it from their agents */
@@ -593,7 +593,7 @@ void ibv_ud_exit_notice(int code) {
 void ibv_ud_finished_notice(void) {
   meet_all_if_local();
   for (int round = 0; round < 2; round++)
-    for (int r = 0; r < gasneti_nodes; r++)
+    for (int r = 0; r < (int)gasneti_nodes; r++)
       if (r != (int)gasneti_mynode && !gasneti_pshm_reach[r] && met(r)) ud_send(r, UD_FIN, 0);
   drain_ud();
 }
@@ -604,7 +604,7 @@ void ibv_connectfile_write(void) {
   char path[4096];
   if (!*pattern || !gasneti_expand_filename(pattern, gasneti_mynode, path, sizeof path)) return;
   gasneti_conngraph_t g = {0};
-  for (int r = 0; r < gasneti_nodes; r++)
+  for (int r = 0; r < (int)gasneti_nodes; r++)
     if (ibv.peers[r].recorded && ibv.peers[r].state == CONN_UP)
       gasneti_conngraph_add(&g, (int)gasneti_mynode, r);
   char *text = gasneti_connectfile_write(&g, gasneti_nodes,
@@ -618,7 +618,7 @@ void ibv_connectfile_write(void) {
 }
 
 void ibv_conn_fini(void) {
-  for (int r = 0; r < gasneti_nodes; r++) {
+  for (int r = 0; r < (int)gasneti_nodes; r++) {
     ibv_peer_t *p = &ibv.peers[r];
     for (int k = 0; k < p->nrails; k++)
       if (p->qp[k]) ibv_destroy_qp(p->qp[k]);

@@ -260,7 +260,7 @@ void ofi_open(void) {
   note_shm_region(ofi.card.addr, len);
   ofi.peers = gasneti_calloc(gasneti_nodes, sizeof *ofi.peers);
   for (int r = 0; r < (int)gasneti_nodes; r++)
-    ofi.peers[r].network = r != gasneti_mynode && !gasneti_pshm_reach[r];
+    ofi.peers[r].network = (gasnet_node_t)r != gasneti_mynode && !gasneti_pshm_reach[r];
   /* On shm every peer is met at once (gasnetc_init), so its card goes out now, without the
    * segment; elsewhere at attach, with it (gasnetc_attach). */
   ofi.cards_at_init = ofi.shm_region[0] != 0;

@@ -221,7 +221,7 @@ static void *liveness_thread(void *arg) {
 
 static void start_liveness_thread(void) {
   bool any = false;
-  for (int r = 0; r < gasneti_nodes; r++) any |= udp_is_network(r);
+  for (int r = 0; r < (int)gasneti_nodes; r++) any |= udp_is_network(r);
   if (!any) return; /* no peer would probe it */
   /* Signals stay with the application's threads (the exit and signal paths expect them). */
   sigset_t all, old;

@@ -229,6 +229,17 @@ int gex_Segment_QueryBound(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p, voi
   return GASNET_OK;
 }
 
+gex_Event_t gex_EP_QueryBoundSegmentNB(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p,
+                                       void **localaddr_p, uintptr_t *size_p, gex_Flags_t flags) {
+  (void)flags; /* none is defined for it */
+  if (gex_Segment_QueryBound(tm, rank, owneraddr_p, localaddr_p, size_p) != GASNET_OK) {
+    if (owneraddr_p) *owneraddr_p = NULL;
+    if (localaddr_p) *localaddr_p = NULL;
+    if (size_p) *size_p = 0;
+  }
+  return GEX_EVENT_INVALID;
+}
+
 int gex_Segment_Create(gex_Segment_t *segment_p, gex_Client_t client, gex_Addr_t address,
                        uintptr_t length, gex_MK_t kind, gex_Flags_t flags) {
   (void)segment_p, (void)address, (void)length, (void)flags;

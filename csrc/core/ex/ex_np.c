@@ -170,9 +170,9 @@ static struct gasneti_srcdesc_s *prepared(const char *what, gex_AM_SrcDesc_t sd)
 void *gex_AM_SrcDescAddr(gex_AM_SrcDesc_t sd) { return prepared("gex_AM_SrcDescAddr", sd)->addr; }
 size_t gex_AM_SrcDescSize(gex_AM_SrcDesc_t sd) { return prepared("gex_AM_SrcDescSize", sd)->size; }
 
-void gasneti_ex_AMCommit(const char *loc, gex_AM_SrcDesc_t desc, int category, int is_reply,
-                         gex_AM_Index_t handler, size_t nbytes, void *dest_addr, int nargs,
-                         const gex_AM_Arg_t *args) {
+int gasneti_ex_AMCommit(const char *loc, gex_AM_SrcDesc_t desc, int category, int is_reply,
+                        gex_AM_Index_t handler, size_t nbytes, void *dest_addr, int nargs,
+                        const gex_AM_Arg_t *args) {
   const char *what = commit_names[is_reply][category];
   struct gasneti_srcdesc_s *sd = prepared(what, desc);
   if (sd->category != category || sd->is_reply != is_reply)
@@ -202,26 +202,30 @@ void gasneti_ex_AMCommit(const char *loc, gex_AM_SrcDesc_t desc, int category, i
                        .dst = (uint64_t)(uintptr_t)dest_addr};
     if (category == GASNETI_AM_MEDIUM) am.chunk = (uint32_t)nbytes;
     gasneti_pshm_np_commit(&sd->np, &am);
-    return;
+    return 0; /* its room was reserved by Prepare */
   }
 #ifdef GASNETC_NATIVE_NP_ALLOC_MEDIUM
   if (sd->kind == SD_CONDUIT) {
     gasneti_am_t am = {.category = GASNETI_AM_MEDIUM, .handler = handler, .nargs = (uint8_t)nargs,
                        .nbytes = (uint32_t)nbytes, .chunk = (uint32_t)nbytes, .args = args};
     gasnetc_np_commit(sd->dest, is_reply ? sd->token : NULL, &am);
-    return;
+    return 0;
   }
 #endif
   /* A buffer (the client's or the thread's) sent as a fixed-payload AM. The descriptor is free
    * from here: a request to this rank runs its handler now, which may prepare its reply. */
   gex_Event_t *lc = sd->kind == SD_CLIENT && gasneti_ex_lc_is_event(sd->lc_opt) ? sd->lc_opt : NULL;
+  uint8_t immediate = sd->flags & GEX_FLAG_IMMEDIATE_COMMIT ? GASNETI_AM_IMMEDIATE : 0;
+  bool sent;
   if (is_reply) {
     sd->token->replied = 0; /* the fixed-payload reply's check takes it again */
-    gasneti_am_reply_client(sd->token, handler, category, sd->addr, nbytes, dest_addr, nargs, args,
-                            0);
+    sent = gasneti_am_reply_client(sd->token, handler, category, sd->addr, nbytes, dest_addr,
+                                   nargs, args, immediate);
   } else {
-    gasneti_am_request_client(sd->dest, handler, category, sd->addr, nbytes, dest_addr, nargs,
-                              args, 0);
+    sent = gasneti_am_request_client(sd->dest, handler, category, sd->addr, nbytes, dest_addr,
+                                     nargs, args, immediate);
   }
+  if (!sent) return 1; /* refused, nothing sent; a reply's token may reply again */
   if (lc) *lc = GEX_EVENT_INVALID;
+  return 0;
 }

@@ -113,7 +113,7 @@ void gasneti_pshm_attach_segments(void) {
   uintptr_t *direct = gasneti_trace_active ? gasneti_trace_direct : gasneti_pshm_direct;
   if (gasneti_wake_on && !gasneti_trace_active) {
     gasneti_trace_direct = gasneti_calloc(gasneti_nodes, sizeof *gasneti_trace_direct);
-    for (int r = 0; r < gasneti_nodes; r++) gasneti_trace_direct[r] = GASNETI_PSHM_FAR;
+    for (int r = 0; r < (int)gasneti_nodes; r++) gasneti_trace_direct[r] = GASNETI_PSHM_FAR;
     gasneti_pshm_direct[gasneti_mynode] = gasneti_pshm_offset[gasneti_mynode];
     direct = gasneti_trace_direct;
   }

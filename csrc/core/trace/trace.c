@@ -114,7 +114,7 @@ void gasneti_trace_init(int argc, char **argv) {
   if (s->tracefile) header(s->tracefile, argc, argv);
   if (s->statsfile && s->statsfile != s->tracefile) header(s->statsfile, argc, argv);
   gasneti_trace_direct = gasneti_calloc(gasneti_nodes, sizeof *gasneti_trace_direct);
-  for (int r = 0; r < gasneti_nodes; r++) gasneti_trace_direct[r] = GASNETI_PSHM_FAR;
+  for (int r = 0; r < (int)gasneti_nodes; r++) gasneti_trace_direct[r] = GASNETI_PSHM_FAR;
   /* Set last: from here on the hooks run. */
   gasneti_trace_active = (s->tracefile ? GASNETI_TRACE_ON : 0) | (s->statsfile ? GASNETI_STATS_ON : 0);
 }

@@ -109,7 +109,7 @@ void gasneti_trace_am(const char *loc, bool request, int kind, gasnet_node_t pee
   char name[40];
   snprintf(name, sizeof name, "%s_%s%s", request ? "AMREQUEST" : "AMREPLY", am_kinds[kind],
            handler_run ? "_HANDLER" : "");
-  count(name, 'A', UNIT_BYTES, (double)n, handler_run ? -1 : peer, n);
+  count(name, 'A', UNIT_BYTES, (double)n, handler_run ? -1 : (int)peer, n);
   if (!tracing('A')) return;
   char where[GASNETI_TRACE_WHERE_MAX];
   if (!handler_run) loc = gasneti_trace_where(loc, false, where, sizeof where); /* another's AM: no line */
@@ -222,7 +222,7 @@ void gasneti_trace_stats_write(FILE *f, bool in_signal) {
                      (unsigned long long)gasneti_bootstrap_counts.bytes,
                      gasneti_bootstrap_counts.exchanges, gasneti_bootstrap_counts.lookups,
                      peak_kib);
-  for (int p = 0; p < gasneti_nodes; p++)
+  for (int p = 0; p < (int)gasneti_nodes; p++)
     if (peer_msgs[p])
       gasneti_trace_line(f, 'I', NULL, "PEER %d: %llu msgs, %llu bytes", p,
                          (unsigned long long)peer_msgs[p], (unsigned long long)peer_bytes[p]);
