@@ -343,6 +343,9 @@ uint64_t gasnett_getPhysMemSz(int failureIsFatal);
 const char *gasnett_gethostname(void);
 /* Binds the calling thread to CPU (rank modulo the CPUs this process may use). */
 void gasnett_set_affinity(int rank);
+/* size bytes of fresh zeroed memory, page-aligned, from an anonymous mapping (a fatal error
+ * naming the size when the system refuses). */
+void *gasnett_mmap(uintptr_t size);
 int gasnett_maximize_rlimit(int res, const char *lim_desc);
 int gasnett_maximize_rlimits(void);
 uint64_t gasnett_checksum(const void *p, int numbytes);

@@ -1,5 +1,8 @@
 /* tools_system.c: what the machine is (CPUs, memory, host name), CPU binding, rlimits, and a
  * checksum. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -64,4 +67,11 @@ uint64_t gasnett_checksum(const void *p, int numbytes) {
   uint64_t h = 14695981039346656037ull;
   for (int i = 0; i < numbytes; i++) h = (h ^ b[i]) * 1099511628211ull;
   return h;
+}
+
+void *gasnett_mmap(uintptr_t size) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    gasnett_fatalerror("gasnett_mmap(%lu bytes): %s", (unsigned long)size, strerror(errno));
+  return p;
 }

@@ -94,6 +94,11 @@ static void zeros(void) {
   report(gasnett_count0s_uint32_t(0x00ff0000u) == 3, "count0s_uint32_t");
   report(gasnett_count0s_uint64_t(UINT64_C(0x1100000000000022)) == 6, "count0s_uint64_t");
   report(gasnett_count0s_uintptr_t((uintptr_t)0) == (int)sizeof(uintptr_t), "count0s_uintptr_t");
+  /* gasnett_mmap: fresh zeroed pages, page-aligned, writable (GASNet's testlegacy.c checks). */
+  unsigned char *mapped = gasnett_mmap(3 * GASNETT_PAGESIZE);
+  report(mapped && (uintptr_t)mapped % GASNETT_PAGESIZE == 0 && mapped[0] == 0 &&
+         mapped[3 * GASNETT_PAGESIZE - 1] == 0, "gasnett_mmap %p", (void *)mapped);
+  mapped[GASNETT_PAGESIZE] = 7;
 }
 
 /* Each formatter writes within its _bufsz (a guard after it must survive) and says what GASNet
