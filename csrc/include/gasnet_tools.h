@@ -341,8 +341,10 @@ int gasnett_cpu_count(void);
 /* Physical memory in bytes; 0 when unknown, or a fatal error if failureIsFatal. */
 uint64_t gasnett_getPhysMemSz(int failureIsFatal);
 const char *gasnett_gethostname(void);
-/* Binds the calling thread to CPU (rank modulo the CPUs this process may use). */
-void gasnett_set_affinity(int rank);
+/* Binds the calling thread to CPU (rank modulo the CPUs this process may use): 0, or the
+ * errno of the failure (GASNet 1.x returned nothing; a caller that ignores it is unchanged). */
+#define GASNETT_SET_AFFINITY_SUPPORT 1
+int gasnett_set_affinity(int rank);
 /* size bytes of fresh zeroed memory, page-aligned, from an anonymous mapping (a fatal error
  * naming the size when the system refuses). */
 void *gasnett_mmap(uintptr_t size);

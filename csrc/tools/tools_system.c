@@ -26,19 +26,20 @@ const char *gasnett_gethostname(void) {
   return name;
 }
 
-void gasnett_set_affinity(int rank) {
+int gasnett_set_affinity(int rank) {
   cpu_set_t allowed, one;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) == 0) return;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return errno;
+  if (CPU_COUNT(&allowed) == 0) return EINVAL;
   int pick = (rank < 0 ? -rank : rank) % CPU_COUNT(&allowed);
   for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
     if (!CPU_ISSET(cpu, &allowed)) continue;
     if (pick-- == 0) {
       CPU_ZERO(&one);
       CPU_SET(cpu, &one);
-      (void)sched_setaffinity(0, sizeof one, &one);
-      return;
+      return sched_setaffinity(0, sizeof one, &one) == 0 ? 0 : errno;
     }
   }
+  return EINVAL;
 }
 
 int gasnett_maximize_rlimit(int res, const char *lim_desc) {

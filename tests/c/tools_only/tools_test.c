@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
   CHECK(gasnett_getPhysMemSz(1) > (64ull << 20));
   CHECK(strlen(gasnett_gethostname()) > 0);
   CHECK(gasnett_isLittleEndian() == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__));
-  gasnett_set_affinity(0);
+  CHECK(gasnett_set_affinity(0) == 0);
   gasnett_sched_yield();
   gasnett_spinloop_hint();
   CHECK(gasnett_checksum("abc", 3) != gasnett_checksum("abd", 3));
