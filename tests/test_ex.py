@@ -30,7 +30,7 @@ def test_ex_ams_of_every_category_arity_and_size_and_negotiated_payloads(build, 
     assert_all_ok(result, "ex_am_test", nranks)
 
 
-IMMEDIATE = re.compile(r"immediate (Short|Medium): rank 0 accepted (\d+), refused (\d+) of "
+IMMEDIATE = re.compile(r"immediate (Short|Medium|Negotiated): rank 0 accepted (\d+), refused (\d+) of "
                        r"(\d+) attempts")
 
 
@@ -45,7 +45,7 @@ def test_immediate_requests_to_a_rank_that_does_not_poll_are_refused_and_none_is
     result = build.job(2, "ex_am_test", "immediate", str(tmp_path), env=env, timeout=120)
     assert_all_ok(result, "ex_am_test immediate", 2)
     found = IMMEDIATE.findall(result.stdout)
-    assert [kind for kind, *_ in found] == ["Short", "Medium"], result.describe()
+    assert [kind for kind, *_ in found] == ["Short", "Medium", "Negotiated"], result.describe()
     for kind, accepted, refused, attempts in found:
         assert int(accepted) > 0 and int(refused) > 0, f"{kind}: {result.describe()}"
         assert int(accepted) + int(refused) == int(attempts)

@@ -8,9 +8,9 @@
  *                         (runtime and client buffers, Mediums and Longs, requests and replies)
  *   ex_am_test largest BYTES   the same with Longs of at most BYTES (at least the largest
  *                         Medium), where moving MaxLong 17 times a rank is more than a test needs
- *   ex_am_test immediate DIR   rank 0 floods rank 1 with GEX_FLAG_IMMEDIATE Shorts and then
- *                         Mediums while rank 1 makes no GASNet call (it waits for a file rank 0
- *                         writes in DIR): the floods must be refused at some point, every message
+ *   ex_am_test immediate DIR   rank 0 floods rank 1 with GEX_FLAG_IMMEDIATE Shorts, then
+ *                         Mediums, then negotiated Mediums (GEX_FLAG_IMMEDIATE_COMMIT) while
+ *                         rank 1 makes no GASNet call (it waits for a file rank 0 writes in DIR): the floods must be refused at some point, every message
  *                         accepted must arrive once, and none may run a handler on rank 0. */
 #include <errno.h>
 #include <stdio.h>
@@ -251,6 +251,9 @@ static void np_req(gex_Token_t t, void *buf, size_t nbytes, gex_AM_Arg_t seed, g
   CHECK(bad == nbytes, "negotiated request of %zu bytes: byte %zu wrong", nbytes, bad);
   size_t n = nbytes ? nbytes : 1;
   gex_Rank_t src = source_of(t);
+  CHECK(gex_Token_MaxReplyMedium(t, NULL, 0, 1) == gex_AM_MaxReplyMedium(ex_tm, src, NULL, 0, 1) &&
+        gex_Token_MaxReplyLong(t, NULL, 0, 1) == gex_AM_MaxReplyLong(ex_tm, src, NULL, 0, 1),
+        "gex_Token_MaxReply* differ from gex_AM_MaxReply* to the token's source");
   gex_AM_SrcDesc_t sd;
   if (how == NP_REPLY_MEDIUM)
     sd = gex_AM_PrepareReplyMedium(t, NULL, n, n, NULL, 0, 1);
@@ -374,7 +377,25 @@ static void write_file(const char *dir, const char *what, long n) {
   }
 }
 
-static void flood(const char *dir, const char *what, bool medium) {
+enum { FLOOD_SHORT, FLOOD_MEDIUM, FLOOD_NEGOTIATED };
+static const char *const flood_names[] = {"Short", "Medium", "Negotiated"};
+
+/* One immediate request of a kind: 0 sent, non-zero refused. A negotiated Medium may be
+ * refused by its Prepare or (GEX_FLAG_IMMEDIATE_COMMIT: a conduit that sends Commit's buffer as
+ * a fixed-payload AM) by its Commit. */
+static int immediate_once(int kind, const uint8_t *payload, size_t n) {
+  if (kind == FLOOD_SHORT) return gex_AM_RequestShort0(ex_tm, 1, h_imm_short, GEX_FLAG_IMMEDIATE);
+  if (kind == FLOOD_MEDIUM)
+    return gex_AM_RequestMedium1(ex_tm, 1, h_imm_medium, (void *)payload, n, GEX_EVENT_NOW,
+                                 GEX_FLAG_IMMEDIATE, 5);
+  gex_AM_SrcDesc_t sd = gex_AM_PrepareRequestMedium(
+      ex_tm, 1, NULL, n, n, NULL, GEX_FLAG_IMMEDIATE | GEX_FLAG_IMMEDIATE_COMMIT, 1);
+  if (sd == GEX_AM_SRCDESC_NO_OP) return 1;
+  memcpy(gex_AM_SrcDescAddr(sd), payload, n);
+  return gex_AM_CommitRequestMedium1(sd, h_imm_medium, n, 5);
+}
+
+static void flood(const char *dir, const char *what, int kind) {
   enum { TRIES_AFTER_REFUSAL = 1000, MAX_ACCEPTED = 1000000 };
   static uint8_t payload[4096];
   fill_pattern(payload, sizeof payload, 5);
@@ -382,18 +403,16 @@ static void flood(const char *dir, const char *what, bool medium) {
     long accepted = 0, refused = 0, tries = 0;
     int poked_before = poked; /* rank 1's request may have run in the barrier before */
     while (accepted < MAX_ACCEPTED && refused < TRIES_AFTER_REFUSAL) {
-      int rc = medium ? gex_AM_RequestMedium1(ex_tm, 1, h_imm_medium, payload, sizeof payload,
-                                              GEX_EVENT_NOW, GEX_FLAG_IMMEDIATE, 5)
-                      : gex_AM_RequestShort0(ex_tm, 1, h_imm_short, GEX_FLAG_IMMEDIATE);
+      int rc = immediate_once(kind, payload, sizeof payload);
       tries++;
       if (rc) refused++;
       else accepted++;
     }
     CHECK(refused > 0, "%ld immediate %ss to a rank that never polled were all accepted",
-          accepted, medium ? "Medium" : "Short");
+          accepted, flood_names[kind]);
     CHECK(poked == poked_before, "an immediate request ran a handler (it polled)");
     printf("immediate %s: rank 0 accepted %ld, refused %ld of %ld attempts\n",
-           medium ? "Medium" : "Short", accepted, refused, tries);
+           flood_names[kind], accepted, refused, tries);
     fflush(stdout);
     write_file(dir, what, accepted);
     ex_barrier(); /* rank 1 drains its queues meanwhile */
@@ -441,6 +460,46 @@ static void register_more(void) {
   /* The first call took 128..133 and 255 downwards for its 96 others (255..160). */
   CHECK(h_np_req == 159 && h_poke == 155, "second registration got %d..%d, expected 159..155",
         (int)h_np_req, (int)h_poke);
+}
+
+/* Client data, endpoints, segment queries, memory kinds and locks. */
+static void test_objects(void) {
+  static int cdata[4];
+  gex_Client_SetCData(ex_client, &cdata[0]);
+  gex_EP_SetCData(ex_ep, &cdata[1]);
+  gex_TM_SetCData(ex_tm, &cdata[2]);
+  gex_Segment_SetCData(ex_seg, &cdata[3]);
+  CHECK(gex_Client_QueryCData(ex_client) == &cdata[0] && gex_EP_QueryCData(ex_ep) == &cdata[1] &&
+        gex_TM_QueryCData(ex_tm) == &cdata[2] && gex_Segment_QueryCData(ex_seg) == &cdata[3],
+        "client data does not come back");
+  CHECK(gex_EP_QueryIndex(ex_ep) == 0 && gex_Segment_QueryClient(ex_seg) == ex_client,
+        "primordial endpoint index %u", (unsigned)gex_EP_QueryIndex(ex_ep));
+  for (gex_Rank_t r = 0; r < nranks; r++) {
+    gex_EP_Location_t loc = gex_TM_TranslateRankToEP(ex_tm, r, 0);
+    CHECK(loc.gex_rank == r && loc.gex_ep_index == 0, "rank %u's endpoint is %u/%u",
+          (unsigned)r, (unsigned)loc.gex_rank, (unsigned)loc.gex_ep_index);
+    void *owner = NULL, *local = NULL, *owner_nb = (void *)1, *local_nb = (void *)1;
+    uintptr_t size = 0, size_nb = 1;
+    EX_SAFE(gex_Segment_QueryBound(ex_tm, r, &owner, &local, &size));
+    gex_Event_Wait(gex_EP_QueryBoundSegmentNB(ex_tm, r, &owner_nb, &local_nb, &size_nb, 0));
+    CHECK(owner == owner_nb && local == local_nb && size == size_nb,
+          "gex_EP_QueryBoundSegmentNB of rank %u differs from gex_Segment_QueryBound",
+          (unsigned)r);
+  }
+  EX_SAFE(gex_EP_PublishBoundSegment(ex_tm, &ex_ep, 1, 0));
+  /* Memory kinds: host only; a device kind is refused (with a message on stderr). */
+  gex_MK_Create_args_t args;
+  memset(&args, 0, sizeof args);
+  args.gex_class = GEX_MK_CLASS_CUDA_UVA;
+  gex_MK_t kind = GEX_MK_HOST;
+  CHECK(gex_MK_Create(&kind, ex_client, &args, 0) == GASNET_ERR_RESOURCE,
+        "gex_MK_Create of a CUDA kind did not fail with GASNET_ERR_RESOURCE");
+  /* Handler-safe locks. */
+  static gex_HSL_t lock = GEX_HSL_INITIALIZER;
+  gex_HSL_Lock(&lock);
+  gex_HSL_Unlock(&lock);
+  CHECK(gex_HSL_Trylock(&lock) == GASNET_OK, "a free lock could not be taken");
+  gex_HSL_Unlock(&lock);
 }
 
 static void test_queries(void) {
@@ -575,12 +634,14 @@ int main(int argc, char **argv) {
   ex_barrier(); /* every rank's handlers exist before anything is sent */
 
   if (argc > 2 && !strcmp(argv[1], "immediate")) {
-    flood(argv[2], "short", false);
-    flood(argv[2], "medium", true);
+    flood(argv[2], "short", FLOOD_SHORT);
+    flood(argv[2], "medium", FLOOD_MEDIUM);
+    flood(argv[2], "negotiated", FLOOD_NEGOTIATED);
     ex_finish("ex_am_test immediate");
   }
 
   test_queries();
+  test_objects();
   gex_Rank_t targets[2] = {(gex_Rank_t)((me + 1) % nranks), me};
   for (int t = 0; t < 2; t++) {
     gex_Rank_t dest = targets[t];
