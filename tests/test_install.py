@@ -162,8 +162,9 @@ def test_install_has_the_gasnet1_layout_clients_check(prefix, tmp_path):
     config = (prefix / "include" / "gasnet_config.h").read_text()
     version = {}
     for part in ("MAJOR", "MINOR", "PATCH"):
-        line = next(l for l in config.splitlines()
-                    if l.startswith(f"#define GASNET_RELEASE_VERSION_{part} "))
+        # Exactly one line per part: a configure that greps must read one release.
+        [line] = [l for l in config.splitlines()
+                  if l.startswith(f"#define GASNET_RELEASE_VERSION_{part} ")]
         version[part] = int(line.split()[-1])
     assert (version["MAJOR"], version["MINOR"], version["PATCH"]) == (1, 30, 0)
     for conduit in ("smp", "udp"):
