@@ -71,7 +71,11 @@ def fakes(tmp_path):
         script.chmod(0o755)
     env = job_env({"PATH": f"{bin_dir}:{os.environ['PATH']}", "LANG": "C.UTF-8",
                    "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                   "FAKE_RECORD": str(tmp_path / "rec")})
+                   "FAKE_RECORD": str(tmp_path / "rec"),
+                   # Open MPI told to oversubscribe, as a site with more ranks than cores sets
+                   # it: without it, a job of more ranks than this host's cores goes to the
+                   # Python launcher, which says how (test_the_slot_limit_hint_comes_from_python).
+                   "OMPI_MCA_rmaps_base_oversubscribe": "1"})
     for name in ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "PMIRUN_CMD", "MPIRUN_CMD"):
         env.pop(name, None)
     return tmp_path, env
@@ -144,6 +148,19 @@ def test_the_front_gives_the_launcher_what_python_gives_it(fakes, case):
     assert fr_argv == py_argv
     assert fr_env == py_env
     assert (fr.stdout, fr.stderr) == (py.stdout, py.stderr)
+
+
+def test_the_slot_limit_hint_comes_from_python(fakes):
+    """More ranks than cores under Open MPI, not told to oversubscribe: the front leaves the
+    job to the Python launcher, which warns before the launch."""
+    tmp_path, env = fakes
+    del env["OMPI_MCA_rmaps_base_oversubscribe"]
+    ranks = str((os.cpu_count() or 1) + 1)
+    fr = run(front(), env, "-n", ranks, "-spawner=pmi", program())
+    assert fr.returncode == 0, fr.stderr
+    _, _, parent = recorded(tmp_path)
+    assert "python" in Path(parent).name, parent
+    assert "Open MPI's mpirun refuses more ranks than slots" in fr.stderr, fr.stderr
 
 
 @pytest.mark.parametrize("where", ["outside-slurm", "inside-slurm"])

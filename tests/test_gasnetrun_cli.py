@@ -177,7 +177,7 @@ def test_a_host_list_with_an_unbalanced_bracket_is_refused(opt_build):
 
 # ---- -N and --ppn without hosts (issue 38, item 14) -------------------------------------------
 @pytest.mark.parametrize("args,message", [
-    (["-N", "2"], "-N 2: only 1 hosts are known"),
+    (["-N", "2"], "-N 2: only 1 host is known"),
     (["--ppn", "1"], "-n 2 does not fit --ppn 1 on 1 hosts"),
 ], ids=["nodes", "ppn"])
 def test_nodes_and_ppn_that_one_host_cannot_meet_are_refused_without_hosts(opt_build, args,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, job_env
+from conftest import ROOT, built, job_env
 from watch import watch
 
 
@@ -141,12 +141,12 @@ def test_a_control_socket_name_already_taken_is_a_clean_error(native):
 
 # ---- a hostile neighbour on the wake sockets ---------------------------------------------------
 def wake_sockets() -> set[str]:
-    """Abstract datagram sockets of sleeping ranks ('@gasnet-<job>-<host>-w<rank>': anyone on
-    the host can send to them)."""
+    """Abstract datagram sockets of sleeping ranks ('@gasnet-<job>-w<rank>-<tag>-<host>':
+    anyone on the host can send to them)."""
     names = set()
     for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
         fields = line.split()
-        if len(fields) >= 8 and re.fullmatch(r"@gasnet-.*-w\d+", fields[7]):
+        if len(fields) >= 8 and re.fullmatch(r"@gasnet-.*-w\d+-[0-9a-f]{16}-.*", fields[7]):
             names.add(fields[7])
     return names
 
@@ -173,6 +173,52 @@ def test_a_flood_on_the_wake_sockets_keeps_ranks_awake_but_the_job_correct(opt_b
     assert proc.returncode == 0, err
     for rank in range(4):
         assert f"sleep_test: rank {rank} OK" in out, out + err
+
+
+# ---- a hostile neighbour in /dev/shm -----------------------------------------------------------
+# Run as each rank: before the program starts, a process of another user (nobody) creates
+# every /dev/shm name the ranks could make from what any local user sees: the job id (listed
+# in /proc/net/unix with gasnetrun's control socket), the host, the agent's pid and the ranks;
+# and libfabric's shm provider's default region names for this process ("<pid>:<n>:<n>").
+DECOYS = """
+import os, socket, string, sys
+jobid, agent, nranks = os.environ["GASNETRUN_JOBID"], os.environ["GASNETRUN_PID"], int(sys.argv[1])
+host, me = socket.gethostname(), os.getpid()  # (exec keeps the pid: the rank's own)
+names = [f"gasnet-{jobid}-{host}-{kind}{rank}{suffix}" for kind in string.ascii_lowercase
+         for rank in range(nranks) for suffix in ("", "." + agent)]
+names += [f"{me}:{ep}:{domain}" for ep in range(4) for domain in range(4)]
+if os.fork() == 0:
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+    for name in names:
+        try:
+            os.close(os.open("/dev/shm/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+        except FileExistsError:
+            pass
+    os._exit(0)
+os.wait()
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("conduit,flavour", [("smp", ""), ("ofi", "shm")])
+def test_shared_memory_names_a_local_user_can_compute_do_not_stop_a_job(tmp_path, conduit,
+                                                                         flavour):
+    build = built("opt", conduit, flavour)
+    wrapper = tmp_path / "decoys.py"
+    wrapper.write_text(DECOYS)
+    result = build.run(["-n", "4", "/usr/bin/python3", str(wrapper), "4",
+                        build.test_program("info_test")], timeout=120)
+    decoys = [p for p in Path("/dev/shm").iterdir()
+              if p.name.startswith("gasnet-r") or re.fullmatch(r"\d+:\d:\d", p.name)]
+    decoys = [p for p in decoys if p.stat().st_uid == 65534]
+    try:
+        assert result.returncode == 0, result.describe()
+        assert "File exists" not in result.stderr, result.stderr
+        # The decoys are another user's: the launcher's clean-up leaves them alone.
+        assert len(decoys) == 26 * 4 * 2 + 4 * 16, len(decoys)
+    finally:
+        for path in decoys:
+            path.unlink(missing_ok=True)
 
 
 # ---- a client breaking the API's rules -------------------------------------------------------

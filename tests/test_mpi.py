@@ -293,6 +293,20 @@ def test_jobs_across_four_namespace_hosts(slurm_hosts, flavour):
 
 
 # ---- a crashed rank, Ctrl-C --------------------------------------------------------------------
+def test_more_ranks_than_cores_under_open_mpi_say_how_to_oversubscribe():
+    build = built("opt", "mpi", "openmpi")
+    ranks = (os.cpu_count() or 1) + 1
+    result = build.job(ranks, "info_test", env={"OMPI_MCA_rmaps_base_oversubscribe": "0"},
+                       timeout=120)
+    assert (f"gasnetrun: warning: {ranks} ranks on {ranks - 1} cores: Open MPI's mpirun refuses "
+            "more ranks than slots unless told to oversubscribe; if it does, put --oversubscribe "
+            "in MPIRUN_CMD") in result.stderr, result.describe()
+    assert "Traceback" not in result.stderr
+    # Told to (its MCA variable, as the other tests run it): no word.
+    told = build.job(ranks, "info_test", timeout=120)
+    assert told.returncode == 0 and "oversubscribe" not in told.stderr, told.describe()
+
+
 def test_a_crashed_rank_ends_the_job_with_its_signal_and_nothing_is_left(mpi):
     result = mpi.job(4, "exit_test", "signal", "2", str(int(signal.SIGKILL)), env=NO_PSHM,
                      timeout=120)

@@ -55,16 +55,43 @@ def test_gasnetrun_probe_shows_each_hosts_providers(ofi):
     assert table.returncode == 0 and "tcp;ofi_rxm: " in table.stdout, table.stdout
 
 
-@pytest.mark.parametrize("name,value", [("GASNET_OFI_PROVIDER", "no-such-provider"),
-                                        ("FI_PROVIDER", "no-such-provider")])
-def test_a_provider_that_is_not_there_is_refused_before_launch(ofi, name, value):
+@pytest.mark.parametrize("name,value,message", [
+    ("GASNET_OFI_PROVIDER", "no-such-provider",
+     "libfabric has no provider 'no-such-provider' (GASNET_OFI_PROVIDER)"),
+    ("FI_PROVIDER", "no-such-provider",
+     "with FI_PROVIDER=no-such-provider, libfabric offers the ofi conduit no provider; without "
+     "it, it has: ")])
+def test_a_provider_that_is_not_there_is_refused_before_launch(ofi, name, value, message):
     env = {"GASNET_OFI_PROVIDER": ""}  # the flavour's provider, unset: only `name` speaks
     env[name] = value
     result = ofi.job(2, "am_test", env=env)
     assert result.returncode == 2, result.describe()
-    assert f"libfabric has no provider '{value}' ({name})" in result.stderr, result.stderr
+    assert message in result.stderr, result.stderr
     assert "the job was not started" in result.stderr
     assert "am_test: rank" not in result.stdout
+
+
+@pytest.mark.parametrize("value", ["TCP", "^tcp", "udp,TCP"])
+def test_fi_provider_is_read_as_libfabric_reads_it(ofi, value):
+    """libfabric's FI_PROVIDER takes any case, lists and '^' exclusions: gasnetrun asks
+    libfabric what it leaves instead of matching names itself."""
+    result = ofi.job(2, "am_test", env={**NO_PSHM, "GASNET_OFI_PROVIDER": "", "FI_PROVIDER": value,
+                                        "GASNET_OFI_VERBOSE": "1"})
+    assert result.returncode == 0, result.describe()
+    used = re.findall(r"uses provider (\S+), domain", result.stderr)
+    assert len(used) == 2, result.stderr
+    assert all(("tcp" in u) == (value != "^tcp") for u in used), used
+
+
+def test_a_recorded_nodes_offers_are_filtered_as_libfabric_filters_them(native):
+    from gasnetrun.conduits.ofi import filtered_like_libfabric  # (the native fixture's path)
+    found = [{"provider": p} for p in ("tcp;ofi_rxm", "udp;ofi_rxd", "shm", "sockets")]
+    def names(value: str) -> list[str]:
+        return [e["provider"] for e in filtered_like_libfabric(found, value)]
+    assert names("TCP") == ["tcp;ofi_rxm"]
+    assert names("^tcp") == ["udp;ofi_rxd", "shm", "sockets"]
+    assert names("ofi_rxd, Shm") == ["udp;ofi_rxd", "shm"]
+    assert names("^tcp,udp,shm,sockets") == []
 
 
 def test_ranks_say_which_provider_and_domain_they_use(ofi):

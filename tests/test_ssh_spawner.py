@@ -355,6 +355,47 @@ def test_bad_host_is_named_and_nothing_starts(cluster, udp_opt, which, problem):
     assert not wait_for_no_agents(), "agents outlived the refused job"
 
 
+# ---- start-up deadlines -------------------------------------------------------------------------
+def slow_login_ssh(tmp_path: Path, hosts: str, seconds: float) -> str:
+    """GASNET_SSH_CMD: ssh whose login to the hosts matching a shell pattern takes this long
+    first, as a slow shell start-up file (pyenv, conda, modules) makes it."""
+    script = tmp_path / "slow-ssh"
+    script.write_text("#!/bin/sh\n"
+                      "n=$(($# - 1)); eval host=\\${$n}\n"  # ssh ... HOST COMMAND
+                      f"case \"$host\" in {hosts}) sleep {seconds} ;; esac\n"
+                      "exec ssh \"$@\"\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_the_start_deadline_grows_with_the_depth_of_the_agent_tree(cluster, udp_opt, tmp_path):
+    """A chain of 4 hosts (out-degree 1: each agent starts the next) whose logins take 2 s
+    each, with 5 s a level: the first child's subtree has 3 levels and about 8 s of logins and
+    starts, more than one level's time but within its 3 levels'."""
+    result = launch(cluster, udp_opt, ["-n", "4", "-H", hosts_arg(cluster, 4),
+                                       udp_opt.program("examples", "hello_ring")],
+                    env={"GASNET_SSH_OUT_DEGREE": "1", "GASNET_SSH_START_TIMEOUT": "5",
+                         "GASNET_SSH_CMD": slow_login_ssh(tmp_path, "*", 2)}, timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("hello from") == 4, result.describe()
+
+
+def test_a_host_whose_login_outlasts_its_deadline_is_named_with_the_knob(cluster, udp_opt,
+                                                                         tmp_path):
+    slow = cluster.hosts(3)[2]
+    result = launch(cluster, udp_opt, ["-n", "3", "-H", hosts_arg(cluster, 3),
+                                       udp_opt.program("examples", "hello_ring")],
+                    env={"GASNET_SSH_START_TIMEOUT": "2",
+                         "GASNET_SSH_CMD": slow_login_ssh(tmp_path, slow, 30)}, timeout=120)
+    assert result.returncode == 2, result.describe()
+    assert (f"host {slow}: its agent did not answer within 2.5 s (ssh login included: slow shell "
+            "start-up files?); GASNET_SSH_START_TIMEOUT=2 s for each level of the agent tree "
+            "gives more") in result.stderr, result.stderr
+    assert result.stderr.count("did not answer") == 1, result.stderr
+    assert "hello from" not in result.stdout
+    assert not wait_for_no_agents(40), "agents outlived the refused job"
+
+
 # ---- interruptions and failures ---------------------------------------------------------------
 def start_job(cluster: Cluster, build: Build, args: list[str],
               env: dict[str, str] | None = None) -> subprocess.Popen:

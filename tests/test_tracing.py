@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import tempfile
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from conftest import Build, built
+from conftest import Build, built, job_env
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^(\d+) (\d+\.\d+)s> (?:\[([^\]]*)\] )?\((\w)\) (\w+)(.*)$")
@@ -96,7 +97,7 @@ def test_stats_go_to_the_end_of_the_trace_without_a_statsfile(variant_build, tmp
     evs = events(tmp_path / "t1")
     names = [e[4] for e in evs]
     assert names.index("EXIT") < names.index("STATS")
-    assert evs[-1][4] == "PEER"
+    assert [e[4] for e in evs[-2:]] == ["PEER", "END"]  # the statistics, then the file's end
 
 
 def test_tracenodes_picks_the_ranks_that_write(variant_build, tmp_path):
@@ -123,11 +124,19 @@ def test_statsnodes_and_statsmask_choose_what_is_counted(variant_build, tmp_path
 
 
 def test_one_file_for_several_ranks_is_refused(variant_build, tmp_path):
+    # Before launch by gasnetrun (usage: 2), with the runtime's own rule.
     result = variant_build.job(2, "trace_test", env={"GASNET_TRACEFILE": str(tmp_path / "t")})
-    assert result.returncode != 0
+    assert result.returncode == 2, result.describe()
     assert f"GASNET_TRACEFILE='{tmp_path / 't'}' names one file for several ranks" \
         in result.stderr
-    assert "put '%' in it" in result.stderr
+    assert "put '%' in it" in result.stderr and "the job was not started" in result.stderr
+    assert "trace_test: rank" not in result.stdout and not (tmp_path / "t").exists()
+    # By the ranks when no gasnetrun checked (GASNET_PSHM_NODES: the program forks its ranks).
+    proc = subprocess.run([variant_build.test_program("trace_test")], env=job_env(
+        {"GASNET_PSHM_NODES": "2", "GASNET_TRACEFILE": str(tmp_path / "u")}),
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert f"GASNET_TRACEFILE='{tmp_path / 'u'}' names one file for several ranks" in proc.stderr
 
 
 def line_of(source: Path, text: str) -> int:
@@ -254,6 +263,7 @@ def test_a_mask_letter_that_is_no_category_is_ignored_and_said(opt_build, tmp_pa
 @pytest.mark.parametrize("name,value,why", [
     ("GASNET_TRACEMASK", "GPQ", "'Q' is not a category letter"),
     ("GASNET_STATSMASK", "x", "'x' is not a category letter"),
+    ("GASNET_TRACEMASK", "ÄÖ", "'Ä' is not a category letter"),  # the character, not a byte
     ("GASNET_TRACENODES", "0-", "expected the end of a range at ''"),
     ("GASNET_STATSNODES", "3-1", "range 3-1 ends before it starts"),
     ("GASNET_TRACELOCAL", "sometimes", "expected"),
@@ -327,3 +337,75 @@ def test_spawn_verbose_narrates_the_launch(variant_build):
         assert said in result.stderr, said
     quiet = variant_build.job(2, "trace_test", env={"GASNET_SPAWN_VERBOSE": "0"})
     assert quiet.returncode == 0 and "started (pid" not in quiet.stderr
+
+
+# ---- a file system that fills up or fails ------------------------------------------------------
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 1 MiB tmpfs: a file system a trace fills."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_trace_that_fills_its_file_system_is_cut_at_a_whole_line_marked_and_said(
+        opt_build, small_fs):
+    result = opt_build.job(2, "flood_test", "20000",
+                           env={"GASNET_TRACEFILE": str(small_fs / "t-%")})
+    assert result.returncode == 0, result.describe()
+    said = re.findall(r"GASNET_TRACEFILE: writing the trace and statistics file "
+                      + re.escape(str(small_fs)) + r"/t-([01]) failed: No space left on device; "
+                      r"it ends at byte \d+, its last whole line, marked TRUNCATED",
+                      result.stderr)
+    assert said, result.stderr
+    for rank in said:  # whole lines, the last one the mark
+        lines = events(small_fs / f"t-{rank}")
+        assert lines[-1][3:5] == ("I", "TRUNCATED"), lines[-3:]
+    assert len(said) == len(set(said)), "a rank said it more than once"
+    trace = subprocess.run([str(opt_build.path / "bin" / "gasnet-trace"), str(small_fs / "t-%")],
+                           env=job_env(), capture_output=True, text=True, timeout=120)
+    assert trace.returncode == 0, trace.stderr
+    for rank in said:
+        assert (f"gasnet-trace: warning: {small_fs}/t-{rank}: cut short by its rank (No space "
+                "left on device)") in trace.stderr, trace.stderr
+
+
+def test_a_trace_to_a_device_that_refuses_writes_is_said(opt_build):
+    result = opt_build.job(2, "trace_test", env={"GASNET_TRACEFILE": "/dev/full",
+                                                 "GASNET_TRACENODES": "0"})
+    assert result.returncode == 0, result.describe()
+    assert ("GASNET_TRACEFILE: writing the trace and statistics to /dev/full failed: No space "
+            "left on device; what follows is lost") in result.stderr, result.stderr
+    assert result.stderr.count("/dev/full failed") == 1, result.stderr
+
+
+def test_stats_on_a_full_file_system_give_the_real_reason(opt_build, small_fs):
+    filler = small_fs / "filler"
+    with open(filler, "wb") as f:  # every byte of the file system taken
+        try:
+            while True:
+                f.write(bytes(65536))
+                f.flush()
+        except OSError:
+            pass
+    result = opt_build.run(["--stats", "--stats-dir", str(small_fs), "-n", "2",
+                            opt_build.test_program("trace_test")])
+    assert result.returncode == 0, result.describe()
+    assert "GASNET_STATSFILE: writing the statistics file" in result.stderr, result.stderr
+    assert re.search(r"gasnetrun: no statistics from rank\(s\) 0,1: rank 0's file \S+/stats-0 is "
+                     r"empty \(the file system of \S+ is full\)", result.stderr), result.stderr
+    assert "other host" not in result.stderr
+
+
+def test_a_trace_file_without_its_end_is_warned_of(tmp_path, opt_build):
+    cut = tmp_path / "t-0"
+    cut.write_text("0 0.000010s> (I) TRACE rank 0 of 1, host h, pid 1, conduit smp, SEQ\n"
+                   "0 0.000020s> [a.c:3] (P) PUT: 8 bytes to 0\n")
+    trace = subprocess.run([str(opt_build.path / "bin" / "gasnet-trace"), str(cut)],
+                           env=job_env(), capture_output=True, text=True, timeout=120)
+    assert trace.returncode == 0, trace.stderr
+    assert f"{cut}: ends before its rank's END line: the rank was killed" in trace.stderr

@@ -358,8 +358,9 @@ def test_a_full_disk_in_out_is_a_message_and_leaves_no_debris(udp_opt, tmp_path,
     (lambda d: d.update(runs={}), "runs {}: expected a list"),
     (lambda d: d["runs"][0].update(point="p9999"), "run 0: point 'p9999' is not in points"),
     (lambda d: d.update(baseline_failures=[{"error": 3}]), "baseline_failures 0: {'error': 3} is"),
+    (lambda d: d["runs"][0].update(seconds=-5.0), "run 0: seconds -5.0 is negative"),
 ], ids=["cost-abc", "points-null", "cost-nan", "runs-object", "unknown-point",
-        "baseline-failure"])
+        "baseline-failure", "negative-time"])
 def test_a_damaged_state_file_is_refused_naming_the_field(udp_opt, tmp_path, damage, message):
     out = tmp_path / "out"
     first = tune(udp_opt, *small_target_sweep(udp_opt, out))

@@ -13,7 +13,11 @@ static int check_mask(const char *text, char *canon, size_t canonlen, char *why,
   for (const char *p = text; *p; p++) {
     if (isspace((unsigned char)*p)) continue;
     if (!strchr(GASNETI_TRACE_CATEGORIES, *p) || *p == '\0') {
-      snprintf(why, whylen, "'%c' is not a category letter", *p);
+      /* The whole character, not its first byte, when it is a multi-byte UTF-8 one. */
+      int n = 1;
+      if ((unsigned char)*p >= 0xc0)
+        while (n < 4 && ((unsigned char)p[n] & 0xc0) == 0x80) n++;
+      snprintf(why, whylen, "'%.*s' is not a category letter", n, p);
       return 0;
     }
     seen[(int)*p] = 1;
@@ -111,4 +115,17 @@ int gasneti_tracenodes_count(const char *text, int nranks) {
   int ok = q.marked && each_range(text, mark, &q, why, sizeof why);
   free(q.marked);
   return ok ? q.count : 0;
+}
+
+int gasneti_trace_file_problem(const char *file_knob, const char *pattern,
+                               const char *nodes_knob, const char *nodes, int nranks, char *why,
+                               size_t whylen) {
+  if (!nodes) nodes = "*";
+  if (strchr(pattern, '%') || !strcmp(pattern, "stdout") || !strcmp(pattern, "stderr") ||
+      !strcmp(pattern, "-") || gasneti_tracenodes_count(nodes, nranks) <= 1)
+    return 0;
+  snprintf(why, whylen, "%s='%s' names one file for several ranks (%s='%s'): put '%%' in it, "
+           "which stands for the rank (e.g. %s-%%)", file_knob, pattern, nodes_knob, nodes,
+           pattern);
+  return 1;
 }

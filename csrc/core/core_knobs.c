@@ -142,6 +142,10 @@ static const gasneti_knob_t rows[] = {
     {"GASNET_SSH_OUT_DEGREE", GASNETI_KNOB_INT, "32", 0, 4096, NULL, "agents", J, "all",
      "Children each agent of the ssh spawner's tree starts (0: gasnetrun starts every host's "
      "agent itself).", GASNETI_NOT_TUNED},
+    {"GASNET_SSH_START_TIMEOUT", GASNETI_KNOB_DOUBLE, "60", 1, 86400, NULL, "seconds", J, "all",
+     "Time an agent of the ssh spawner's tree has to log in, start and check its host, for each "
+     "level of the tree below the agent that starts it (an agent with a subtree 3 deep has 3 "
+     "times this, plus half a second for each agent in it).", GASNETI_NOT_TUNED},
     {"GASNET_SSH_REMOTE_PATH", GASNETI_KNOB_STRING, "", 0, 0, NULL, "", J, "all",
      "Working directory of the ranks on other hosts (default: gasnetrun's own).", GASNETI_NOT_TUNED},
     /* ---- AM flow control and network resources (network conduits) ---- */

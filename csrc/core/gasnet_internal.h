@@ -56,6 +56,11 @@ void gasneti_attach_network(uintptr_t segsize);
 uintptr_t gasneti_max_local_segment(void);
 extern char gasneti_hostname[64];
 extern char gasneti_jobid[32];
+/* 16 hex digits that no other user can compute, for the name this job gives one object other
+ * users can see (/dev/shm, abstract sockets, a conduit library's regions), its own for each
+ * kind (a letter) and rank: the job id alone is visible to all (pshm/name_tag.c). Ready during
+ * gasnet_init, before the conduit starts. */
+void gasneti_name_tag(char kind, int rank, char out[17]);
 extern gasnet_node_t *gasneti_host_of;      /* per rank: host index (hosts ordered by first rank) */
 extern gasnet_node_t *gasneti_supernode_of; /* per rank: supernode index */
 extern gasnet_node_t gasneti_host_count, gasneti_supernode_count;

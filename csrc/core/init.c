@@ -64,6 +64,7 @@ void gasneti_init_job(int *argc, char ***argv) {
   gasneti_exit_init();
   check_same_addresses();
   gasneti_hostmap_build();
+  gasneti_name_tag_init();
   gasneti_pshm_init();
   gasneti_wait_init();
   gasnetc_init(gasneti_boot);

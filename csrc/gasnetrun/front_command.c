@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "knob_api.h"
 #include "front.h"
@@ -183,6 +185,18 @@ static void launcher_environment(gasneti_front_job_t *job, const char *variable)
   gasneti_strv_take(&job->envp, gasneti_front_printf("GASNETRUN_SPAWNER=%s", job->spawner));
 }
 
+/* Open MPI refuses more ranks than slots (this host's cores) unless told to oversubscribe:
+ * whether this job would meet that. */
+static int meets_slot_limit(const gasneti_front_job_t *job) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 1 || job->nranks <= cores) return 0;
+  for (size_t i = 1; i < job->argv.n; i++)
+    if (strcasestr(job->argv.v[i], "oversubscribe")) return 0;
+  const char *mca = gasneti_front_env("OMPI_MCA_rmaps_base_oversubscribe");
+  return !mca || !(strcmp(mca, "1") == 0 || strcasecmp(mca, "true") == 0 ||
+                   strcasecmp(mca, "yes") == 0);
+}
+
 int gasneti_front_build_command(gasneti_front_job_t *job, char **args, int nargs) {
   int pmi = strcmp(job->spawner, "pmi") == 0;
   const char *variable = pmi ? "PMIRUN_CMD" : "MPIRUN_CMD";
@@ -196,6 +210,8 @@ int gasneti_front_build_command(gasneti_front_job_t *job, char **args, int nargs
   char flavour[32];
   if (!job->launcher_path || !cached_flavour(job->launcher_path, flavour, sizeof flavour))
     return 0; /* not found (Python names it), or never asked what it is */
+  /* The Python launcher says how to oversubscribe before such a launch (launchers.py). */
+  if (strcmp(flavour, "openmpi") == 0 && meets_slot_limit(job)) return 0;
   if (strcmp(flavour, "openmpi") == 0 || strcmp(flavour, "hydra") == 0 ||
       strcmp(flavour, "slurm") == 0)
     add_options(job, flavour, variable);

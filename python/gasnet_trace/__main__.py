@@ -88,6 +88,8 @@ def run(argv: list[str] | None) -> int:
     except (UsageError, TraceError) as err:
         print(f"gasnet-trace: error: {err}", file=sys.stderr)
         return 2
+    for warning in trace.warnings:
+        print(f"gasnet-trace: warning: {warning}", file=sys.stderr)
     events = select(trace.events, ranks, args.category, args.op)
     if args.timeline:
         from .timeline import trace_events

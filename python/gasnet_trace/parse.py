@@ -63,6 +63,19 @@ class Trace:
     peer_totals: list[PeerTotal]
     files: list[Path]
     stats: list[StatTotal] = field(default_factory=list)
+    # What a reader should know of the files: one cut short by its rank (a full file system),
+    # or one that ends before its rank's END line (the rank was killed, or it could not write).
+    warnings: list[str] = field(default_factory=list)
+
+
+def file_warning(path: Path, truncated: str | None, ended: bool) -> str | None:
+    """What to say of a file from its TRUNCATED and END lines (None: it is whole)."""
+    if truncated is not None:
+        return f"{path}: cut short by its rank ({truncated}): what follows the cut is lost"
+    if not ended:
+        return (f"{path}: ends before its rank's END line: the rank was killed, or could not "
+                "write the rest (a full file system?)")
+    return None
 
 
 def expand(patterns: list[str]) -> list[Path]:
@@ -126,13 +139,20 @@ def load(patterns: list[str]) -> Trace:
             raise TraceError(f"{path}: {err.strerror}") from None
         in_stats: set[int] = set()  # ranks whose statistics have begun in this file
         matched = 0
+        truncated: str | None = None
+        ended = False
         for text in lines:
             f = fields(text)
             if not f:
                 continue  # a program's own output, when the trace went to stdout
             matched += 1
             rank, _, _, category, name, rest = f
-            if category == "I" and name == "STATS":
+            if category == "I" and name in ("END", "TRUNCATED"):
+                # The file's own state, written by its rank (csrc/core/trace/trace_output.c).
+                ended = ended or name == "END"
+                if name == "TRUNCATED":
+                    truncated = rest.strip()
+            elif category == "I" and name == "STATS":
                 in_stats.add(rank)
             elif category == "I" and name == "PEER" and (p := PEER_STATS.match(rest)):
                 trace.peer_totals.append(PeerTotal(rank, int(p[1]), int(p[2]), int(p[3])))
@@ -145,5 +165,7 @@ def load(patterns: list[str]) -> Trace:
         if not matched:
             raise TraceError(f"{path}: not a GASNet trace (no line of the form "
                              "'rank time s> [file:line] (category) message')")
+        if (warning := file_warning(path, truncated, ended)):
+            trace.warnings.append(warning)
     trace.events.sort(key=lambda e: (e.time, e.rank))
     return trace

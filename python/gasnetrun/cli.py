@@ -342,6 +342,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{'s' if len(problems) > 1 else ''} in its environment)", file=sys.stderr)
         return USAGE_ERROR
     env = {k: s.value for k, s in settings.items()}
+    # Rules that need the job's size, the runtime's own (csrc/common/trace_syntax.c).
+    for file_knob, nodes_knob in (("GASNET_TRACEFILE", "GASNET_TRACENODES"),
+                                  ("GASNET_STATSFILE", "GASNET_STATSNODES")):
+        file_pattern = env.get(file_knob)
+        if file_pattern and (file_problem := _native.trace_file_problem(
+                file_knob, file_pattern, nodes_knob, env.get(nodes_knob), args.nranks)):
+            print(f"gasnetrun: error: {file_problem}", file=sys.stderr)
+            print("gasnetrun: the job was not started (1 problem in its environment)",
+                  file=sys.stderr)
+            return USAGE_ERROR
     if args.stats_dir and not args.stats:
         return usage_error(parser, "--stats-dir is an option of --stats")
     if args.stats:
@@ -426,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         code = 1
     if stats_run is not None:
         from .statsreport import report
-        report(stats_run, plan.nranks, args.json)
+        report(stats_run, plan.nranks, args.json, plan.host_of)
         stats_run.cleanup(args.keep)
     if args.connect and args.connect[0] == "record" and ident:
         mod = conduits.module(ident.conduit)

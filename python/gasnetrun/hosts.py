@@ -142,7 +142,8 @@ def map_ranks(nranks: int, hosts: list[Host], nodes: int | None, ppn: int | None
     deals ranks round-robin."""
     if nodes is not None:
         if nodes > len(hosts):
-            raise HostError(f"-N {nodes}: only {len(hosts)} hosts are known "
+            known = f"only {len(hosts)} hosts are" if len(hosts) != 1 else "only 1 host is"
+            raise HostError(f"-N {nodes}: {known} known "
                             f"({', '.join(h.name for h in hosts)})")
         hosts = hosts[:nodes]
     if ppn is not None:

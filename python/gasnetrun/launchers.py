@@ -165,6 +165,26 @@ def launch_command(plan: Plan, template: str, variable: str, placed: bool,
     return LaunchCommand(argv[:1] + options + argv[1:], flavour, variable)
 
 
+def oversubscribe_hint(plan: Plan, command: LaunchCommand) -> str | None:
+    """Open MPI's mpirun refuses more ranks than a host has slots (its cores) unless told to
+    oversubscribe, and says so in its own terms; for a job on this host alone that will meet
+    it, what to change, said before the launch."""
+    if command.flavour is None or command.flavour.name != "openmpi":
+        return None
+    from .thishost import is_this_host
+    cores = os.cpu_count() or 1
+    if plan.nranks <= cores or not all(is_this_host(h.name) for h in plan.hosts):
+        return None
+    words = " ".join(command.argv[1:]).lower()
+    if "oversubscribe" in words or plan.env.get("OMPI_MCA_rmaps_base_oversubscribe", "").strip() \
+            in ("1", "true", "yes"):
+        return None
+    return (f"{plan.nranks} ranks on {cores} cores: Open MPI's mpirun refuses more ranks than "
+            f"slots unless told to oversubscribe; if it does, put --oversubscribe in "
+            f"{command.variable or 'the launch command'} (e.g. "
+            f"{command.variable or 'MPIRUN_CMD'}='mpirun --oversubscribe -np %N %C')")
+
+
 _PRCTL: Callable[..., int]
 
 

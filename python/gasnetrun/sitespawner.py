@@ -34,5 +34,9 @@ class SiteLauncherSpawner:
         return [f"launcher: {kind}", f"launch command: {command.shown()}"]
 
     def start(self, plan: Plan, job: Job) -> RunningJob:
-        from .launchers import started
-        return started(job, self.command(plan), plan, drop=(self.variable,), add=self.mark)
+        from .job import say
+        from .launchers import oversubscribe_hint, started
+        command = self.command(plan)
+        if (hint := oversubscribe_hint(plan, command)):
+            say(f"warning: {hint}")
+        return started(job, command, plan, drop=(self.variable,), add=self.mark)

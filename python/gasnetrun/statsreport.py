@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.table import Table
@@ -68,12 +68,53 @@ def conduit_counters(stats: list[Any]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def collect(run: StatsRun, nranks: int) -> dict[str, Any]:
-    from gasnet_trace.parse import TraceError, load  # installed beside gasnetrun
+# What tells the problems of read_ranks apart, for grouping ranks.
+PROBLEM_KINDS = ("which wrote it there", "file: none", "is empty", "cut short", "ends before")
+
+
+def full_file_system(path: str) -> str:
+    """' (the file system of DIR is full)' when it is, else ''."""
+    folder = os.path.dirname(path) or "."
     try:
-        trace = load([run.pattern])
-    except TraceError:
-        return {"ranks": [], "pairs": [], "conduit": [], "missing": list(range(nranks))}
+        st = os.statvfs(folder)
+    except OSError:
+        return ""
+    return f" (the file system of {folder} is full)" if st.f_bavail == 0 else ""
+
+
+def read_ranks(run: StatsRun, nranks: int, host_of: Callable[[int], str]) -> tuple[
+        Any, dict[int, str]]:
+    """Every rank's file, read one by one: what they hold together, and for each rank whose
+    statistics are missing or cut, why (its file is on another host, absent, empty, cut by a
+    full file system, or ends early)."""
+    from gasnet_trace.parse import Trace, TraceError, load  # installed beside gasnetrun
+    from .thishost import is_this_host
+    whole = Trace([], [], [])
+    why: dict[int, str] = {}
+    for rank in range(nranks):
+        path = run.pattern.replace("%", str(rank))
+        if not os.path.exists(path):
+            host = host_of(rank)
+            why[rank] = (f"file is on host {host}, which wrote it there: --stats-dir a "
+                         "directory every host shares" if not is_this_host(host) else
+                         "file: none; the rank ended before gasnet_init, or could not create it "
+                         "(its error above says)")
+            continue
+        try:
+            trace = load([path])
+        except TraceError:
+            why[rank] = f"file {path} is empty{full_file_system(path)}"
+            continue
+        whole.stats += trace.stats
+        whole.peer_totals += trace.peer_totals
+        if trace.warnings:
+            why[rank] = "file " + trace.warnings[0] + full_file_system(path)
+    return whole, why
+
+
+def collect(run: StatsRun, nranks: int,
+            host_of: Callable[[int], str] = lambda rank: "localhost") -> dict[str, Any]:
+    trace, why = read_ranks(run, nranks, host_of)
     ranks: dict[int, dict[str, Any]] = {}
     for st in trace.stats:
         row = ranks.setdefault(st.rank, {"rank": st.rank, "puts": 0, "put_bytes": 0, "gets": 0,
@@ -104,12 +145,14 @@ def collect(run: StatsRun, nranks: int) -> dict[str, Any]:
                    key=lambda d: (-d["bytes"], -d["msgs"], d["from"], d["to"]))[:TOP_PAIRS]
     return {"ranks": [ranks[r] for r in sorted(ranks)], "pairs": pairs,
             "conduit": conduit_counters(trace.stats),
-            "missing": [r for r in range(nranks) if r not in ranks]}
+            "missing": [r for r in range(nranks) if r not in ranks],
+            "problems": {str(r): text for r, text in sorted(why.items())}}
 
 
-def report(run: StatsRun, nranks: int, as_json: bool) -> None:
+def report(run: StatsRun, nranks: int, as_json: bool,
+           host_of: Callable[[int], str] = lambda rank: "localhost") -> None:
     """Written to stderr: the program's own output keeps stdout."""
-    doc = collect(run, nranks)
+    doc = collect(run, nranks, host_of)
     if as_json:
         print(json.dumps(doc, indent=1), file=sys.stderr)
         return
@@ -140,7 +183,14 @@ def report(run: StatsRun, nranks: int, as_json: bool) -> None:
                              str(c["max_rank"]) if c["max"] > 0 else "",
                              str(c["max"]) if c["max"] > 0 else "")
         console.print(counters)
-    if doc["missing"]:
-        shown = ",".join(map(str, doc["missing"][:16])) + ("..." if len(doc["missing"]) > 16 else "")
-        console.print(f"gasnetrun: no statistics from rank(s) {shown} (ranks on other hosts write "
-                      f"theirs on their host: --stats-dir a directory every host shares)")
+    # Ranks of one kind of problem on one line (512 ranks on other hosts are one line), with
+    # the first one's reason.
+    grouped: dict[tuple[bool, str], list[str]] = {}
+    for rank, text in doc["problems"].items():
+        kind = next((k for k in PROBLEM_KINDS if k in text), text)
+        grouped.setdefault((int(rank) in doc["missing"], kind), []).append(rank)
+    for (missing, _), ranks in grouped.items():
+        shown = ",".join(ranks[:16]) + ("..." if len(ranks) > 16 else "")
+        # One line, never folded: it names files.
+        print(f"gasnetrun: {'no' if missing else 'incomplete'} statistics from rank(s) "
+              f"{shown}: rank {ranks[0]}'s {doc['problems'][ranks[0]]}", file=sys.stderr)

@@ -159,11 +159,11 @@ def markdown(doc: dict[str, Any]) -> str:
     if retries_line(doc):
         out.append(f"- baseline failures: {retries_line(doc)}")
     out += ["",
-           "| knob | default (baseline) | recommended | best point | values tried |",
+           "| knob | baseline | recommended | best point | values tried |",
            "|---|---|---|---|---|"]
     for k in doc["knobs"]:
         rec = doc["recommended"].get(k["name"], "(keep)")
-        out.append(f"| `{k['name']}` | {k['baseline'] or '(computed)'} | {rec} | "
+        out.append(f"| `{k['name']}` | {baseline_cell(doc, k)} | {rec} | "
                    f"{k['best']} | {', '.join(k['values'])} |")
     out += ["", "## Points measured (best first)", "",
             "| point | setting | median | 95% interval | runs |", "|---|---|---|---|---|"]
@@ -187,16 +187,24 @@ def write(out_dir: str, doc: dict[str, Any]) -> None:
     write_out(os.path.join(out_dir, "tuned.env"), lambda f: f.write(env_text(doc)))
 
 
+def baseline_cell(doc: dict[str, Any], knob: dict[str, Any]) -> str:
+    """A knob's baseline value, and where it came from: the environment gasnet-tune was run
+    in, or the knob table's default (its runtime-computed default: '(computed)')."""
+    if knob["name"] in doc.get("base_env", {}):
+        return f"{knob['baseline']} (your environment)"
+    return f"{knob['baseline']} (default)" if knob["baseline"] else "(computed default)"
+
+
 def show(doc: dict[str, Any], console: Console) -> None:
     table = Table(title=f"gasnet-tune: {doc['objective']} on {doc['conduit']}, "
                         f"{doc['ranks']} ranks ({doc['method']}, {doc['runs']} runs)")
     table.add_column("knob")
-    table.add_column("default")
+    table.add_column("baseline")
     table.add_column("recommended")
     table.add_column("best point")
     table.add_column("values tried")
     for k in doc["knobs"]:
-        table.add_row(k["name"], k["baseline"] or "(computed)",
+        table.add_row(k["name"], baseline_cell(doc, k),
                       doc["recommended"].get(k["name"], "(keep)"), k["best"],
                       ",".join(k["values"]))
     console.print(table)

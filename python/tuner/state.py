@@ -136,10 +136,11 @@ def _check_failures(failures: Any) -> list[dict[str, Any]]:
         if not (isinstance(f, dict) and set(f) == {"after_run", "error", "started", "seconds"}
                 and isinstance(f["after_run"], int) and not isinstance(f["after_run"], bool)
                 and f["after_run"] >= 0 and isinstance(f["error"], str)
-                and (f["started"] is None or _number(f["started"])) and _number(f["seconds"])):
+                and (f["started"] is None or (_number(f["started"]) and f["started"] >= 0))
+                and _number(f["seconds"]) and f["seconds"] >= 0):
             raise ValueError(f"baseline_failures {i}: {f!r} is not an object of after_run (a "
                              "whole number >= 0), error (a string), started (a number or "
-                             "null) and seconds (a number)")
+                             "null) and seconds (numbers >= 0)")
     return failures
 
 
@@ -182,6 +183,9 @@ def _check(data: Any) -> tuple[dict[str, Any], list[SavedRun]]:
                                  " (numbers finite)")
         if set(r) - set(fields):
             raise ValueError(f"run {i}: unknown fields {sorted(set(r) - set(fields))}")
+        for key in ("seconds", "started"):  # times on the sweep's clock: never before it began
+            if r[key] is not None and r[key] < 0:
+                raise ValueError(f"run {i}: {key} {r[key]!r} is negative (expected seconds >= 0)")
         if r["point"] not in points:
             raise ValueError(f"run {i}: point {r['point']!r} is not in points")
         runs.append(SavedRun(**r))

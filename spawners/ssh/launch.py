@@ -48,7 +48,10 @@ def ssh_settings(env: Mapping[str, str]) -> SshSettings:
     command = shlex.split(env.get("GASNET_SSH_CMD", "").strip() or "ssh")
     options = shlex.split(env.get("GASNET_SSH_OPTIONS", "").strip())
     remote = env.get("GASNET_SSH_REMOTE_PATH", "").strip() or os.getcwd()
-    return SshSettings(command, options, remote)
+    timeout = env.get("GASNET_SSH_START_TIMEOUT", "").strip()
+    start_timeout = float(_native.check("GASNET_SSH_START_TIMEOUT", timeout).split(":")[1]) \
+        if timeout else 60.0
+    return SshSettings(command, options, remote, start_timeout)
 
 
 

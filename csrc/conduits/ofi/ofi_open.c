@@ -20,6 +20,7 @@
 #include "placement.h"
 
 static void note_shm_region(const void *addr, size_t len);
+static void name_shm_region(void);
 
 _Noreturn void ofi_fatal_rc(const char *what, int rc) {
   gasneti_fatalerror("ofi: %s failed: %s (provider %s, domain %s)", what, fi_strerror(rc < 0 ? -rc : rc),
@@ -252,6 +253,7 @@ void ofi_open(void) {
   if ((rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)))
     ofi_fatal_rc("fi_ep_bind (completion queue)", rc);
   if ((rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0))) ofi_fatal_rc("fi_ep_bind (address vector)", rc);
+  name_shm_region();
   if ((rc = fi_enable(ofi.ep))) ofi_fatal_rc("fi_enable", rc);
 
   size_t len = sizeof ofi.card.addr;
@@ -320,6 +322,19 @@ bool ofi_gone(int r, double *since) {
   gasneti_warning("ofi: rank %d exited while this rank waited to send to it: what is sent to "
                   "it is dropped", r);
   return true;
+}
+
+/* libfabric's shm provider names its /dev/shm region after the endpoint: by default
+ * "<pid>:<n>:<n>", which any local user can compute and create first (the endpoint then fails
+ * to open, or the rank dies of SIGBUS on a region of the wrong size). An FI_ADDR_STR name given
+ * before fi_enable is used as it is: the pid, to tell whose it is, and the rank's name tag. */
+static void name_shm_region(void) {
+  if (strcmp(ofi.provider, "shm")) return;
+  char name[96], tag[17];
+  gasneti_name_tag('o', (int)gasneti_mynode, tag);
+  snprintf(name, sizeof name, "fi_shm://%ld:gasnet-%s", (long)getpid(), tag);
+  int rc = fi_setname(&ofi.ep->fid, name, strlen(name) + 1);
+  if (rc) ofi_fatal_rc("fi_setname (the shm region's private name)", rc);
 }
 
 /* libfabric's shm provider names its region after the endpoint ("<pid>:<n>:<n>", its address

@@ -12,6 +12,8 @@
 #include "pshm_layout.h"
 
 /* ---- named shared-memory objects ---------------------------------------------------- */
+/* For gasneti_name_tag (gasnet_internal.h): collective, before the first shared name. */
+void gasneti_name_tag_init(void);
 void gasneti_shm_name(char *buf, size_t len, char kind, int rank);
 void *gasneti_shm_create(char kind, int rank, size_t size);
 void *gasneti_shm_map(char kind, int rank, size_t size);

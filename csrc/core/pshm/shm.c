@@ -1,6 +1,7 @@
 /* shm.c: named POSIX shared-memory objects of one job on one host.
- * Names carry the job id and the host, since fake hosts may share /dev/shm, and end with the
- * pid of the host's agent (GASNETRUN_PID) when one started the rank: if that agent is killed
+ * Names carry the job id and the host, since fake hosts may share /dev/shm, then the object's
+ * name tag, which an outsider cannot compute (name_tag.c) and so cannot create first, and end
+ * with the pid of the host's agent (GASNETRUN_PID) when one started the rank: if that agent is killed
  * before the ranks unlinked their objects, the next agent on the host sees whose they were and
  * that their owner is gone, and removes them (python/gasnetrun/agent/agent.py). */
 #include <dirent.h>
@@ -15,6 +16,8 @@
 #include "pshm.h"
 
 void gasneti_shm_name(char *buf, size_t len, char kind, int rank) {
+  char tag[17];
+  gasneti_name_tag(kind, rank, tag);
   static long owner = -1;
   if (owner < 0) {
     const char *agent = getenv("GASNETRUN_PID"); /* the launcher's private channel */
@@ -22,10 +25,10 @@ void gasneti_shm_name(char *buf, size_t len, char kind, int rank) {
     if (owner < 0) owner = 0;
   }
   if (owner)
-    snprintf(buf, len, "/gasnet-%s-%s-%c%d.%ld", gasneti_jobid, gasneti_hostname, kind, rank,
-             owner);
+    snprintf(buf, len, "/gasnet-%s-%s-%c%d-%s.%ld", gasneti_jobid, gasneti_hostname, kind, rank,
+             tag, owner);
   else
-    snprintf(buf, len, "/gasnet-%s-%s-%c%d", gasneti_jobid, gasneti_hostname, kind, rank);
+    snprintf(buf, len, "/gasnet-%s-%s-%c%d-%s", gasneti_jobid, gasneti_hostname, kind, rank, tag);
 }
 
 static void *map_fd(int fd, size_t size, const char *name) {
@@ -37,7 +40,7 @@ static void *map_fd(int fd, size_t size, const char *name) {
 }
 
 void *gasneti_shm_create(char kind, int rank, size_t size) {
-  char name[128];
+  char name[256];
   gasneti_shm_name(name, sizeof name, kind, rank);
   int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) gasneti_fatalerror("shm_open(%s) failed: %s", name, strerror(errno));
@@ -53,7 +56,7 @@ void *gasneti_shm_create(char kind, int rank, size_t size) {
 }
 
 void *gasneti_shm_map(char kind, int rank, size_t size) {
-  char name[128];
+  char name[256];
   gasneti_shm_name(name, sizeof name, kind, rank);
   int fd = shm_open(name, O_RDWR, 0600);
   if (fd < 0) gasneti_fatalerror("shm_open(%s) of a peer failed: %s", name, strerror(errno));
@@ -63,7 +66,7 @@ void *gasneti_shm_map(char kind, int rank, size_t size) {
 }
 
 void gasneti_shm_unlink(char kind, int rank) {
-  char name[128];
+  char name[256];
   gasneti_shm_name(name, sizeof name, kind, rank);
   if (shm_unlink(name) != 0 && errno != ENOENT)
     gasneti_warning("shm_unlink(%s) failed: %s", name, strerror(errno));

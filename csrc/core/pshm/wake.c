@@ -17,12 +17,15 @@ static socklen_t *peer_len;
 
 /* An abstract name (a leading NUL: the kernel forgets it with the socket), per network
  * namespace, which is per host here; the job id and host name keep fake hosts that share one
- * apart. */
+ * apart, and the name tag (name_tag.c) keeps an outsider from binding it first. The host comes
+ * last: a long one is cut, never the rank or the tag. */
 static socklen_t name_of(struct sockaddr_un *a, int rank) {
   memset(a, 0, sizeof *a);
   a->sun_family = AF_UNIX;
-  int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "gasnet-%s-%s-w%d", gasneti_jobid,
-                   gasneti_hostname, rank);
+  char tag[17];
+  gasneti_name_tag('w', rank, tag);
+  int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "gasnet-%s-w%d-%s-%s", gasneti_jobid,
+                   rank, tag, gasneti_hostname);
   if (n < 0 || (size_t)n >= sizeof a->sun_path - 1) n = (int)sizeof a->sun_path - 2;
   return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }

@@ -50,28 +50,11 @@ static bool in_nodes(const char *nodes_knob) {
 /* Whether this rank writes the file a knob names; one file for several ranks would be
  * overwritten by each, so such a pattern needs a '%'. */
 static bool selected(const char *nodes_knob, const char *file_knob, const char *pattern) {
-  const char *nodes = gasneti_knob_text(nodes_knob);
-  if (!nodes) nodes = "*";
-  if (!strchr(pattern, '%') && strcmp(pattern, "stdout") && strcmp(pattern, "stderr") &&
-      strcmp(pattern, "-") && gasneti_tracenodes_count(nodes, gasneti_nodes) > 1)
-    gasneti_fatalerror("%s='%s' names one file for several ranks (%s='%s'): put '%%' in it, "
-                       "which stands for the rank (e.g. %s-%%)", file_knob, pattern, nodes_knob,
-                       nodes, pattern);
+  char why[1024];
+  if (gasneti_trace_file_problem(file_knob, pattern, nodes_knob, gasneti_knob_text(nodes_knob),
+                                 (int)gasneti_nodes, why, sizeof why))
+    gasneti_fatalerror("%s", why);
   return in_nodes(nodes_knob);
-}
-
-static FILE *open_output(const char *knob, const char *pattern, const char *what) {
-  if (strcmp(pattern, "stdout") == 0 || strcmp(pattern, "-") == 0) return stdout;
-  if (strcmp(pattern, "stderr") == 0) return stderr;
-  char path[4096];
-  if (!gasneti_expand_filename(pattern, gasneti_mynode, path, sizeof path))
-    gasneti_fatalerror("%s='%s': the file name is too long", knob, pattern);
-  FILE *f = fopen(path, "w");
-  if (!f)
-    gasneti_fatalerror("%s='%s': cannot write the %s file %s: %s (accepted: a writable path, "
-                       "'%%' standing for the rank, or stdout, stderr, -)", knob, pattern, what,
-                       path, strerror(errno));
-  return f;
 }
 
 static void header(FILE *f, int argc, char **argv) {
@@ -100,16 +83,17 @@ void gasneti_trace_init(int argc, char **argv) {
   s->tracelocal = gasneti_knob_bool("GASNET_TRACELOCAL");
   s->flush = gasneti_knob_bool("GASNET_TRACEFLUSH");
   if (trace && selected("GASNET_TRACENODES", "GASNET_TRACEFILE", trace))
-    s->tracefile = open_output("GASNET_TRACEFILE", trace, "trace");
+    s->tracefile = gasneti_trace_open("GASNET_TRACEFILE", trace, "trace");
   /* Statistics go to their own file, or at the end of the trace when only it is named. */
   if (stats) {
     if (selected("GASNET_STATSNODES", "GASNET_STATSFILE", stats))
       s->statsfile = (trace && s->tracefile && strcmp(stats, trace) == 0)
                          ? s->tracefile
-                         : open_output("GASNET_STATSFILE", stats, "statistics");
+                         : gasneti_trace_open("GASNET_STATSFILE", stats, "statistics");
   } else if (s->tracefile && in_nodes("GASNET_STATSNODES")) {
     s->statsfile = s->tracefile;
   }
+  if (s->statsfile && s->statsfile == s->tracefile) gasneti_trace_output_shared(s->tracefile);
   if (s->statsfile) gasneti_trace_stats_init();
   if (s->tracefile) header(s->tracefile, argc, argv);
   if (s->statsfile && s->statsfile != s->tracefile) header(s->statsfile, argc, argv);
@@ -131,13 +115,19 @@ void gasneti_trace_vline(FILE *f, char category, const char *loc, const char *fm
   while (len && msg[len - 1] == '\n') msg[--len] = 0;
   for (char *c = msg; (c = strchr(c, '\n')); c++) *c = ' ';
   pthread_mutex_lock(&out_lock);
-  if (loc)
-    fprintf(f, "%d %.6fs> [%s] (%c) %s\n", (int)gasneti_mynode, gasneti_trace_now(), loc,
-            category, msg);
-  else
-    fprintf(f, "%d %.6fs> (%c) %s\n", (int)gasneti_mynode, gasneti_trace_now(), category, msg);
-  if (gasneti_trace_state.flush) fflush(f);
+  bool failed = false;
+  if (!gasneti_trace_output_dead(f)) {
+    errno = 0;
+    if (loc)
+      fprintf(f, "%d %.6fs> [%s] (%c) %s\n", (int)gasneti_mynode, gasneti_trace_now(), loc,
+              category, msg);
+    else
+      fprintf(f, "%d %.6fs> (%c) %s\n", (int)gasneti_mynode, gasneti_trace_now(), category, msg);
+    if (gasneti_trace_state.flush) fflush(f);
+    failed = ferror(f) && gasneti_trace_output_check(f, errno);
+  }
   pthread_mutex_unlock(&out_lock);
+  if (failed) gasneti_trace_output_report(f); /* a warning may be traced: outside the lock */
 }
 
 void gasneti_trace_line(FILE *f, char category, const char *loc, const char *fmt, ...) {
@@ -174,11 +164,11 @@ void gasneti_trace_finish(int code, bool in_signal) {
   gasneti_trace_printf('X', NULL, "EXIT code %d", code);
   if (s->statsfile) gasneti_trace_stats_write(s->statsfile, in_signal);
   gasneti_trace_active = 0;
-  if (s->tracefile) fflush(s->tracefile);
-  if (s->statsfile) fflush(s->statsfile);
-  if (s->tracefile && s->tracefile != stdout && s->tracefile != stderr) fclose(s->tracefile);
-  if (s->statsfile && s->statsfile != s->tracefile && s->statsfile != stdout &&
-      s->statsfile != stderr)
-    fclose(s->statsfile);
+  /* The last line of a file written to its end: gasnet-trace warns of a file without it. */
+  if (s->tracefile) gasneti_trace_line(s->tracefile, 'I', NULL, "END of this rank's file");
+  if (s->statsfile && s->statsfile != s->tracefile)
+    gasneti_trace_line(s->statsfile, 'I', NULL, "END of this rank's file");
+  if (s->tracefile) gasneti_trace_output_close(s->tracefile);
+  if (s->statsfile && s->statsfile != s->tracefile) gasneti_trace_output_close(s->statsfile);
   s->tracefile = s->statsfile = NULL;
 }

@@ -20,6 +20,19 @@ void gasneti_trace_line(FILE *f, char category, const char *loc, const char *fmt
 void gasneti_trace_vline(FILE *f, char category, const char *loc, const char *fmt, va_list ap);
 void gasneti_trace_stats_init(void);
 
+/* The files (trace_output.c). open: the file a knob's pattern names for this rank ("trace" or
+ * "statistics"), or stdout/stderr; shared: the statistics go to the trace's file. dead: a
+ * write to it failed, write nothing more. check: after writing to f (under the output lock),
+ * with the errno of the write: true the first time its error shows (it was cut back to its
+ * last whole line); then report, outside the lock, says so once. close: END is written by
+ * the caller; flushes, checks and closes (not stdout or stderr). */
+FILE *gasneti_trace_open(const char *knob, const char *pattern, const char *what);
+void gasneti_trace_output_shared(FILE *f);
+bool gasneti_trace_output_dead(FILE *f);
+bool gasneti_trace_output_check(FILE *f, int err);
+void gasneti_trace_output_report(FILE *f);
+void gasneti_trace_output_close(FILE *f);
+
 /* The source line a trace line names (trace_client.c): a call's own loc, which becomes the
  * thread's current line; while the client freezes a line (GASNETT_TRACE_FREEZESOURCELINE),
  * that one; for a call without a loc, the line the client set if any; for a client's message

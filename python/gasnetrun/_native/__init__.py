@@ -182,6 +182,19 @@ def expand_filename(pattern: str, rank: int) -> str:
     return _str(out)
 
 
+def trace_file_problem(file_knob: str, pattern: str, nodes_knob: str, nodes: str | None,
+                       nranks: int) -> str | None:
+    """Why a GASNET_TRACEFILE/GASNET_STATSFILE pattern cannot serve this job (one file for
+    several ranks), or None."""
+    why = ffi.new("char[]", ERRLEN)
+    if _lib().gasneti_trace_file_problem(os.fsencode(file_knob), os.fsencode(pattern),
+                                         os.fsencode(nodes_knob),
+                                         os.fsencode(nodes) if nodes is not None else ffi.NULL,
+                                         nranks, why, ERRLEN):
+        return _str(why)
+    return None
+
+
 def build_info() -> dict[str, Any]:
     lib = _lib()
     get = lambda key: _str(getattr(lib, f"gasneti_build_{key}")())  # noqa: E731

@@ -390,10 +390,15 @@ def remove_shm_leftovers(jobid: str) -> list[str]:
     host (csrc/core/pshm/shm.c), since hosts may share /dev/shm (containers, test hosts)."""
     removed = []
     host = socket.gethostname()[:63]
+    uid = os.getuid()
     for path in glob.glob(f"/dev/shm/gasnet-{glob.escape(jobid)}-{glob.escape(host)}-*"):
         try:
+            # Another user's object under this job's name is theirs to remove (a hostile
+            # neighbour's decoy: the ranks' names carry a tag it cannot know).
+            if os.lstat(path).st_uid != uid:
+                continue
             os.unlink(path)
             removed.append(path)
-        except FileNotFoundError:
+        except OSError:
             pass
     return removed

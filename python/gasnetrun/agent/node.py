@@ -26,7 +26,9 @@ from .starter import SshSettings, reap_agent, start_agent, stop_agent
 from .topology import AgentNode
 from .tree import ChildLink, TreeListener, dispatch_child_frame, frame
 
-START_DEADLINE = 60.0  # seconds for every agent to join and check its host
+# Each agent starts its children one after another: a subtree's last agent starts this much
+# later per agent before it (an ssh start's cost), on top of the per-level timeout.
+START_SPACING = 0.5
 KILL_SILENCE = 3 * HEARTBEAT  # a child's silence that gives it up once ranks are being killed
 
 
@@ -123,6 +125,7 @@ class TreeNode:
         # The launcher's: told how many bytes of stdin rank 0 took (T_STDIN_ACK).
         self.on_stdin_ack: Callable[[int], None] = lambda count: None
         self.reapers: list[subprocess.Popen] = []  # ssh commands killing frozen agents
+        self._deadlines: dict[int, int] = {}  # per child: its start deadline's timer
 
     # ---- phase 1: start the children, check this host --------------------------------------
     def stamp(self, what: str) -> None:
@@ -134,6 +137,18 @@ class TreeNode:
 
     def _agents_below(self, index: int) -> int:
         return sum(1 + self._agents_below(c) for c in self.nodes[index].children)
+
+    def _levels(self, index: int) -> int:
+        """Levels of the tree from this agent down (1: it has no children)."""
+        return 1 + max((self._levels(c) for c in self.nodes[index].children), default=0)
+
+    def start_deadline(self, child: int) -> float:
+        """Seconds a child's subtree has to start and check: GASNET_SSH_START_TIMEOUT for each
+        of its levels (an ssh login each, which a slow shell start-up lengthens), plus the
+        spacing of the starts of its agents. A child's deadline is always longer than any of
+        its own children's, so the agent nearest a lost host names it."""
+        return (self.ssh.start_timeout * self._levels(child)
+                + START_SPACING * (1 + self._agents_below(child)))
 
     def start(self, cookie: str, instructions_for: Callable[[AgentNode, int], dict]) -> None:
         if self.me.children:
@@ -159,7 +174,9 @@ class TreeNode:
                 pidfd = os.pidfd_open(proc.pid)
                 self.loop.add_reader(pidfd, partial(self._agent_ended, c, pidfd))
             self.stamp(f"{len(self.procs)} agent(s) started, joining")
-            self._deadline = self.loop.call_later(START_DEADLINE, self._start_deadline)
+            self._deadlines = {c: self.loop.call_later(self.start_deadline(c),
+                                                       partial(self._start_deadline, c))
+                               for c in self.procs}
             self._watch_timer = self.loop.call_later(HEARTBEAT, self._watch)
         notes: list[str] = []
         for problem in check_host(self.spec, self.me.host, notes):
@@ -184,8 +201,8 @@ class TreeNode:
         if self.reported or not self.own_checked or self.checked != set(self.me.children):
             return
         self.reported = True
-        if self.me.children:
-            self.loop.cancel(self._deadline)
+        for timer in self._deadlines.values():
+            self.loop.cancel(timer)
         if self.on_checked is not None:
             from .topology import depth
             self.stamp(f"every host checked ({len(self.nodes)} agent(s), depth "
@@ -194,12 +211,20 @@ class TreeNode:
         else:
             self.send_up(T_READY, os.getpid().to_bytes(4, "big"))
 
-    def _start_deadline(self) -> None:
-        for c in self.me.children:
-            if c not in self.checked:
-                self._problem(f"host {self.nodes[c].host}: its agent did not answer within "
-                              f"{START_DEADLINE:g} s")
-                self.checked.add(c)
+    def _start_deadline(self, c: int) -> None:
+        if c in self.checked:
+            return
+        seconds, host = self.start_deadline(c), self.nodes[c].host
+        below = self._agents_below(c)
+        if c not in self.joined:
+            what = (f"host {host}: its agent did not answer within {seconds:g} s (ssh login "
+                    "included: slow shell start-up files?)")
+        else:  # it joined; its own deadlines name whoever below it was lost, before this one
+            what = (f"host {host}: its agent joined, but it and the {below} agent(s) it starts "
+                    f"did not finish their checks within {seconds:g} s")
+        self._problem(f"{what}; GASNET_SSH_START_TIMEOUT={self.ssh.start_timeout:g} s for "
+                      "each level of the agent tree gives more")
+        self.checked.add(c)
         self._maybe_checked()
 
     # ---- phase 2: start the ranks ----------------------------------------------------------

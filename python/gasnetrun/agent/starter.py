@@ -25,14 +25,17 @@ class SshSettings:
     command: list[str] = field(default_factory=lambda: ["ssh"])
     options: list[str] = field(default_factory=list)
     remote_path: str | None = None  # working directory on the remote hosts
+    start_timeout: float = 60.0  # GASNET_SSH_START_TIMEOUT: per level of a subtree
 
     def to_json(self) -> dict[str, object]:
-        return {"command": self.command, "options": self.options, "remote_path": self.remote_path}
+        return {"command": self.command, "options": self.options, "remote_path": self.remote_path,
+                "start_timeout": self.start_timeout}
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> "SshSettings":
         return cls(list(data["command"]), list(data["options"]),  # type: ignore[call-overload]
-                   data.get("remote_path"))  # type: ignore[arg-type]
+                   data.get("remote_path"),  # type: ignore[arg-type]
+                   float(data.get("start_timeout", 60.0)))  # type: ignore[arg-type]
 
 
 def agent_command() -> list[str]:

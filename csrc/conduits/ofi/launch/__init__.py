@@ -9,6 +9,7 @@ other hosts before the ranks, so only the ranks can see them all)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any, Mapping
@@ -32,25 +33,37 @@ def probe_program() -> Path | None:
     return None
 
 
+def run_probe(fi_provider: str | None) -> tuple[str, list[str]]:
+    """gasnet-ofi-probe's JSON, with libfabric's FI_PROVIDER set to fi_provider (None: unset,
+    whatever this process has: every provider)."""
+    program = probe_program()
+    if program is None:
+        return "", [f"{PROBE_NAME} is not installed beside gasnetrun"]
+    env = {k: v for k, v in os.environ.items() if k != "FI_PROVIDER"}
+    if fi_provider is not None:
+        env["FI_PROVIDER"] = fi_provider
+    try:
+        proc = subprocess.run([str(program), "--json"], capture_output=True, text=True,
+                              timeout=60, env=env)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return "", [f"{PROBE_NAME} failed: {err}"]
+    if proc.returncode != 0:
+        return "", [f"{PROBE_NAME} failed: {proc.stderr.strip() or proc.returncode}"]
+    return proc.stdout, []
+
+
 def probe_devices(root: str | None, sysfs: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The provider/domain pairs a rank here could open, each with the NUMA node of its NIC
-    where sysfs says (an interface's device)."""
+    where sysfs says (an interface's device): all of them, whatever FI_PROVIDER says (check()
+    asks libfabric what FI_PROVIDER leaves)."""
     if root:
         text = read(Path(root) / RECORDED)
         if not text:
             return [], [f"the recorded node has no {RECORDED} (gasnet-ofi-probe's output)"]
     else:
-        program = probe_program()
-        if program is None:
-            return [], [f"{PROBE_NAME} is not installed beside gasnetrun"]
-        try:
-            proc = subprocess.run([str(program), "--json"], capture_output=True, text=True,
-                                  timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            return [], [f"{PROBE_NAME} failed: {err}"]
-        if proc.returncode != 0:
-            return [], [f"{PROBE_NAME} failed: {proc.stderr.strip() or proc.returncode}"]
-        text = proc.stdout
+        text, problems = run_probe(None)
+        if problems:
+            return [], problems
     try:
         found = json.loads(text)
     except ValueError as err:
@@ -84,15 +97,42 @@ def describe(found: list[dict[str, Any]]) -> str:
     return "; ".join(f"{p} ({', '.join(d)})" for p, d in providers(found).items()) or "none"
 
 
+def filtered_like_libfabric(found: list[dict[str, Any]], fi_provider: str) -> list[dict[str, Any]]:
+    """What FI_PROVIDER leaves of a recorded node's offers, read as libfabric reads it (its
+    fi_getinfo cannot be asked for a recorded node): names separated by commas, any case, all
+    excluded when the list starts with '^'; a layered provider ('tcp;ofi_rxm') goes with its
+    core provider's name as well as its own."""
+    exclude = fi_provider.startswith("^")
+    names = {n.strip().lower() for n in fi_provider.lstrip("^").split(",") if n.strip()}
+
+    def named(provider: str) -> bool:
+        return bool(names & {part.lower() for part in provider.split(";")})
+    return [e for e in found if named(str(e["provider"])) != exclude]
+
+
 def check(host: str, found: list[dict[str, Any]], env: Mapping[str, str]) -> list[str]:
     """What keeps this host from running an ofi job, if anything."""
     have = providers(found)
     want, source = wanted(env)
+    if want is not None and source == "FI_PROVIDER":
+        # libfabric's own variable: libfabric reads it (lists, '^' exclusions, any case).
+        root = env.get("GASNET_PROBE_ROOT", "").strip()
+        if root:
+            left = filtered_like_libfabric(found, want)
+        else:
+            text, problems = run_probe(want)
+            if problems:
+                return [f"host {host}: {p}" for p in problems]
+            try:
+                left = json.loads(text)
+            except ValueError as err:
+                return [f"host {host}: {PROBE_NAME}'s output is not JSON: {err}"]
+        if not left:
+            return [f"host {host}: with FI_PROVIDER={want}, libfabric offers the ofi conduit no "
+                    f"provider; without it, it has: {describe(found)}"]
+        return []
     if want is not None:
-        # FI_PROVIDER may name several (comma-separated) and narrows what libfabric (and so the
-        # probe) offers; libfabric takes a core provider's name for its layered ones too.
-        names = [w.strip() for w in want.split(",")] if source == "FI_PROVIDER" else [want]
-        if not any(n in have or any(p.split(";")[0] == n for p in have) for n in names):
+        if not any(want == p or p.split(";")[0] == want for p in have):
             return [f"host {host}: libfabric has no provider '{want}' ({source}) for the ofi "
                     f"conduit; it has: {describe(found)}"]
         return []
