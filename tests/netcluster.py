@@ -55,6 +55,24 @@ def _run(*cmd: str) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def clear_stale_login_lock() -> None:
+    """Root's .bashrc here runs `pyenv init`, whose rehash holds a lock file while it runs; a
+    login killed meanwhile leaves the file, and every later login (each agent's ssh) then
+    waits 60 s for it and gives up. These tests kill logins on purpose (lost hosts, killed
+    agents), so before each job they remove such a lock when no rehash is running."""
+    lock = Path.home() / ".pyenv" / "shims" / ".pyenv-shim"
+    if not lock.exists():
+        return
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if b"pyenv-rehash" in (proc / "cmdline").read_bytes():
+                    return  # a rehash holds it now
+            except OSError:
+                continue
+    lock.unlink(missing_ok=True)
+
+
 def why_not_available() -> str | None:
     if os.geteuid() != 0:
         return "network-namespace hosts need root"
@@ -176,6 +194,7 @@ class Cluster:
     # ---- running jobs ---------------------------------------------------------------------
     def inside(self, host: int, argv: list[str]) -> list[str]:
         """argv run inside host h<host> (its network and its host name)."""
+        clear_stale_login_lock()
         return ["nsenter", f"--net=/run/netns/{self.prefix}_h{host}", "unshare", "--uts",
                 "sh", "-c",
                 f'hostname h{host} && exec "$@"', "sh", *argv]

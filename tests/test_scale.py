@@ -58,11 +58,15 @@ def udp_opt() -> Build:
     return built("opt", "udp")
 
 
-def start(cluster: Cluster, build: Build, degree: int) -> subprocess.Popen:
+def start(cluster: Cluster, build: Build, degree: int,
+          start_timeout: str = "180") -> subprocess.Popen:
     program = build.test_program("exit_test")
+    # Where what a job tests is how it ends, start-up gets more time than the default 60 s a
+    # level: every login here runs root's .bashrc (pyenv init, whose rehash takes a lock: 32
+    # logins at once on a loaded 2-core machine queue behind each other).
     env = job_env({"GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}",
                    "GASNET_WAIT_MODE": "block", "GASNET_EXITTIMEOUT": str(EXIT_TIMEOUT),
-                   "GASNET_SSH_OUT_DEGREE": str(degree)})
+                   "GASNET_SSH_OUT_DEGREE": str(degree), "GASNET_SSH_START_TIMEOUT": start_timeout})
     return subprocess.Popen(cluster.inside(1, [build.gasnetrun, "-n", str(NRANKS), "-H",
                                                ",".join(cluster.hosts(HOSTS)), program,
                                                "hang"]),
@@ -81,7 +85,11 @@ def wait_for_ready(job: subprocess.Popen, seconds: float = 300) -> bytes:
         assert left > 0, f"only {text.count(b'ready rank')} of {NRANKS} ranks became ready"
         if select.select([fd], [], [], left)[0]:
             chunk = os.read(fd, 65536)
-            assert chunk, f"the job ended before every rank was ready: {text[-2000:]!r}"
+            if not chunk:
+                job.wait(timeout=60)
+                why = job.stderr.read().decode(errors="replace")[-3000:] if job.stderr else ""
+                raise AssertionError(f"the job ended (code {job.returncode}) before every rank "
+                                     f"was ready: {text[-2000:]!r}\n{why}")
             text += chunk
     return text
 
@@ -194,7 +202,7 @@ def test_a_host_whose_sshd_does_not_answer_is_named_before_any_rank_starts(clust
     daemon = int((cluster.root / f"sshd_h{silent}.pid").read_text())
     os.kill(daemon, signal.SIGSTOP)
     try:
-        job = start(cluster, udp_opt, 32)
+        job = start(cluster, udp_opt, 32, start_timeout="60")  # its deadline names the host
         try:
             code, err, out = end_of(job)
         finally:
