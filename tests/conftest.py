@@ -236,10 +236,11 @@ def rank_processes(worker: str | None = WORKER) -> list[str]:
 
 
 def shm_objects() -> list[str]:
-    """Our objects, and the regions of libfabric's shm provider (<pid>:<n>:<n>), which the ofi
-    conduit unlinks at start-up."""
-    regions = [path for path in glob.glob("/dev/shm/[0-9]*:*:*")
-               if re.fullmatch(r"\d+:\d+:\d+", Path(path).name)]
+    """Our objects, and the regions of libfabric's shm provider (the ofi conduit names them
+    <pid>:gasnet-<tag>; libfabric's own default is <pid>:<n>:<n>), which the ofi conduit
+    unlinks at start-up."""
+    regions = [path for path in glob.glob("/dev/shm/[0-9]*:*")
+               if re.fullmatch(r"\d+:(\d+:\d+|gasnet-[0-9a-f]{16})", Path(path).name)]
     return glob.glob("/dev/shm/gasnet-*") + regions
 
 

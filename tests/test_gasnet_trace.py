@@ -170,3 +170,57 @@ def test_a_clients_messages_are_kept_as_written(tmp_path):
     got = [e["args"]["message"] for e in json.loads(timeline.read_text())["traceEvents"]
            if e.get("name") == "CLIENT_MESSAGE"]
     assert got == texts
+
+
+# ---- files that are not what they should be ------------------------------------------------------
+def header(rank: int, nranks: int, job: str) -> str:
+    return (f"{rank} 0.000010s> (I) TRACE rank {rank} of {nranks}, host h, pid {100 + rank}, "
+            f"conduit smp, SEQ, job {job}\n")
+
+
+def write_trace(path: Path, rank: int, nranks: int, job: str, body: str) -> None:
+    path.write_text(header(rank, nranks, job) + body + f"{rank} 0.9s> (I) END of this rank's file\n")
+
+
+def test_corrupt_numbers_are_skipped_and_said_not_drawn(tmp_path):
+    """A peer far outside the job (which drove the heatmap to 2 GB), a byte count no transfer
+    has, a put without its peer: skipped, counted in one warning, the rest summarised."""
+    build = built("opt")
+    write_trace(tmp_path / "t-0", 0, 2, "j1", "0 0.1s> [a.c:1] (P) PUT: 8 bytes to 1\n"
+                "0 0.2s> [a.c:2] (P) PUT: 8 bytes to 200000\n"
+                "0 0.3s> [a.c:3] (P) PUT: 18446744073709551617 bytes to -1\n"
+                "0 0.4s> [a.c:4] (P) PUT: 4611686018427387905 bytes to 1\n")
+    write_trace(tmp_path / "t-1", 1, 2, "j1", "1 0.1s> [a.c:1] (G) GET: 16 bytes from 0\n")
+    heat = tmp_path / "heat.png"
+    proc = gasnet_trace(build, str(tmp_path / "t-%"), "--json", "--heatmap", str(heat))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{tmp_path / 't-0'}: 3 corrupt line(s) skipped" in proc.stderr, proc.stderr
+    assert "line 3: '0 0.2s> [a.c:2] (P) PUT: 8 bytes to 200000'" in proc.stderr
+    rows = {row["key"]: row for row in json.loads(proc.stdout)["rows"]}
+    assert (rows["PUT"]["count"], rows["PUT"]["bytes"]) == (1, 8) and rows["GET"]["count"] == 1
+    assert heat.stat().st_size < 1 << 20
+
+
+def test_files_of_two_jobs_are_refused_and_missing_ranks_said(tmp_path):
+    build = built("opt")
+    write_trace(tmp_path / "t-0", 0, 4, "jobA", "")
+    write_trace(tmp_path / "t-1", 1, 4, "jobA", "")
+    write_trace(tmp_path / "t-2", 0, 2, "jobB", "")
+    proc = gasnet_trace(build, str(tmp_path / "t-%"))
+    assert proc.returncode == 2, proc.stderr
+    assert ("the files are of 2 different jobs (job jobA of 4 ranks: t-0, t-1; job jobB of 2 "
+            "ranks: t-2): name one job's files") in proc.stderr, proc.stderr
+    (tmp_path / "t-2").unlink()
+    proc = gasnet_trace(build, str(tmp_path / "t-%"))
+    assert proc.returncode == 0, proc.stderr
+    assert "no file for rank(s) 2,3 of the job's 4" in proc.stderr, proc.stderr
+    proc = gasnet_trace(build, str(tmp_path / "t-%"), "--rank", "7")
+    assert proc.returncode == 2 and "--rank 7: the traced job has ranks 0-3" in proc.stderr
+
+
+def test_a_file_two_writers_clobbered_is_said(tmp_path):
+    build = built("opt")
+    write_trace(tmp_path / "t-0", 0, 1, "j", "\0\0\0\0 0.1s> [a.c:1] (P) PUT: 8 bytes to 0\n")
+    proc = gasnet_trace(build, str(tmp_path / "t-0"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{tmp_path / 't-0'}: 1 corrupt line(s) skipped" in proc.stderr, proc.stderr

@@ -71,6 +71,10 @@ def test_sweep_on_smp_with_a_tiny_budget_finishes_and_its_env_file_loads(opt_bui
     assert kept == 8
     shown = tune(opt_build, "show", str(out))
     assert shown.returncode == 0 and "GASNET_WAIT_MODE" in shown.stdout, shown.stderr
+    # The baseline column shows the knob table's defaults here (nothing set by the caller),
+    # never marked as the caller's own.
+    assert "| knob | baseline |" in (out / "report.md").read_text()
+    assert "(yours)" not in shown.stdout
 
 
 def test_sweep_on_udp_without_pshm_finishes_and_its_env_file_loads(udp_opt, tmp_path):

@@ -85,6 +85,9 @@ def run(argv: list[str] | None) -> int:
                 raise UsageError(f"--op {args.op!r}: not a regular expression ({err})") from None
         ranks = parse_ranks(args.rank) if args.rank else None
         trace = load(args.files)
+        if ranks is not None and trace.nranks is not None and max(ranks) >= trace.nranks:
+            raise UsageError(f"--rank {args.rank}: the traced job has ranks 0-"
+                             f"{trace.nranks - 1}")
     except (UsageError, TraceError) as err:
         print(f"gasnet-trace: error: {err}", file=sys.stderr)
         return 2

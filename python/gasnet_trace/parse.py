@@ -16,6 +16,10 @@ RMA = re.compile(r"^ (\d+) bytes (to|from|at) (\d+)")
 AM = re.compile(r"^ (to|from) (\d+), handler (\d+), (\d+) args, (\d+) bytes")
 DURATION = re.compile(r"\((\d+(?:\.\d+)?)us\)$")
 PEER_STATS = re.compile(r"^ (\d+): (\d+) msgs, (\d+) bytes$")
+# The first line of every rank's file (csrc/core/trace/trace.c); older files lack the job id.
+HEADER = re.compile(r"^ rank (\d+) of (\d+), host (\S+), pid (\d+), conduit \w+, \w+"
+                    r"(?:, job (\S+))?")
+MAX_BYTES = 1 << 62  # more than any transfer could move: a corrupt number
 STAT = re.compile(r"^\s+(\d+) evnts(?:, total=(\d+(?:\.\d+)?)(us| sz))?")
 
 
@@ -64,8 +68,10 @@ class Trace:
     files: list[Path]
     stats: list[StatTotal] = field(default_factory=list)
     # What a reader should know of the files: one cut short by its rank (a full file system),
-    # or one that ends before its rank's END line (the rank was killed, or it could not write).
+    # or one that ends before its rank's END line (the rank was killed, or it could not write);
+    # lines skipped as corrupt; ranks of the job without a file.
     warnings: list[str] = field(default_factory=list)
+    nranks: int | None = None  # the job's size, from the files' headers
 
 
 def file_warning(path: Path, truncated: str | None, ended: bool) -> str | None:
@@ -129,43 +135,116 @@ def parse_event(f: Fields) -> Event:
                  float(d[1]) * 1e-6 if d else None, sent)
 
 
+def plausible(f: Fields, event: Event | None, nranks: int | None) -> bool:
+    """Whether a line's numbers can be those of its job: its rank and peer within the job,
+    its byte count one a transfer could have (every put and get line names both)."""
+    if event is not None and ((event.category in "PG" and event.peer is None)
+                              or not 0 <= event.nbytes < MAX_BYTES):
+        return False
+    if nranks is None:
+        return True
+    if not 0 <= f[0] < nranks:
+        return False
+    return event is None or ((event.peer is None or 0 <= event.peer < nranks)
+                             and 0 <= event.nbytes < MAX_BYTES)
+
+
+def ranks_text(ranks: list[int]) -> str:
+    shown = ",".join(map(str, ranks[:16]))
+    return shown + ("..." if len(ranks) > 16 else "")
+
+
 def load(patterns: list[str]) -> Trace:
     files = expand(patterns)
     trace = Trace([], [], files)
+    jobs: dict[tuple[str, int], list[Path]] = {}  # (job id, ranks) -> its files
+    have: set[int] = set()  # ranks whose header was read
     for path in files:
         try:
-            lines = path.read_text(errors="replace").splitlines()
+            stream = path.open(errors="replace")
         except OSError as err:
             raise TraceError(f"{path}: {err.strerror}") from None
         in_stats: set[int] = set()  # ranks whose statistics have begun in this file
         matched = 0
         truncated: str | None = None
         ended = False
-        for text in lines:
-            f = fields(text)
-            if not f:
-                continue  # a program's own output, when the trace went to stdout
-            matched += 1
-            rank, _, _, category, name, rest = f
-            if category == "I" and name in ("END", "TRUNCATED"):
-                # The file's own state, written by its rank (csrc/core/trace/trace_output.c).
-                ended = ended or name == "END"
-                if name == "TRUNCATED":
-                    truncated = rest.strip()
-            elif category == "I" and name == "STATS":
-                in_stats.add(rank)
-            elif category == "I" and name == "PEER" and (p := PEER_STATS.match(rest)):
-                trace.peer_totals.append(PeerTotal(rank, int(p[1]), int(p[2]), int(p[3])))
-            elif rank not in in_stats:
-                trace.events.append(parse_event(f))
-            elif category not in CLIENT_CATEGORIES and (st := STAT.match(rest)):
-                # (a client's statistics lines are its own text, not counters)
-                total = float(st[2] or 0) * (1e-6 if st[3] == "us" else 1)
-                trace.stats.append(StatTotal(rank, category, name, int(st[1]), total))
+        nranks: int | None = None
+        bad: list[tuple[int, str]] = []  # (line number, text) of corrupt lines
+        with stream:
+            for number, text in enumerate(stream, 1):
+                matched, truncated, ended, nranks = _line(
+                    trace, path, number, text.rstrip("\n"), in_stats, matched, truncated, ended,
+                    nranks, bad, jobs, have)
         if not matched:
             raise TraceError(f"{path}: not a GASNet trace (no line of the form "
                              "'rank time s> [file:line] (category) message')")
+        if bad:
+            first_at, first = bad[0]
+            trace.warnings.append(f"{path}: {len(bad)} corrupt line(s) skipped (a rank or peer "
+                                  f"outside the job's {nranks} ranks, an impossible size, or "
+                                  f"bytes that are no text); the first, line {first_at}: "
+                                  f"{first[:120]!r}")
         if (warning := file_warning(path, truncated, ended)):
             trace.warnings.append(warning)
+    if len(jobs) > 1:
+        described = "; ".join(f"job {job or '(unnamed)'} of {n} ranks: "
+                              + ", ".join(p.name for p in paths[:4])
+                              + ("..." if len(paths) > 4 else "")
+                              for (job, n), paths in jobs.items())
+        raise TraceError(f"the files are of {len(jobs)} different jobs ({described}): name "
+                         "one job's files (two jobs given one trace pattern overwrite each "
+                         "other's)")
+    if jobs:
+        (_, trace.nranks), = jobs.keys()
+        missing = sorted(set(range(trace.nranks)) - have)
+        if missing:
+            trace.warnings.append(f"no file for rank(s) {ranks_text(missing)} of the job's "
+                                  f"{trace.nranks} (not traced, or their files are elsewhere)")
     trace.events.sort(key=lambda e: (e.time, e.rank))
     return trace
+
+
+def _line(trace: Trace, path: Path, number: int, text: str, in_stats: set[int], matched: int,
+          truncated: str | None, ended: bool, nranks: int | None, bad: list[tuple[int, str]],
+          jobs: dict[tuple[str, int], list[Path]], have: set[int]
+          ) -> tuple[int, str | None, bool, int | None]:
+    """One line of a file, into the trace; the file's running state back."""
+    f = fields(text)
+    if not f:
+        if "\0" in text:  # a file two writers clobbered: not a program's output
+            bad.append((number, text))
+        return matched, truncated, ended, nranks  # a program's own output (trace to stdout)
+    matched += 1
+    rank, _, _, category, name, rest = f
+    if category == "I" and name == "TRACE" and (h := HEADER.match(rest)):
+        nranks = int(h[2])
+        have.add(int(h[1]))
+        paths = jobs.setdefault((h[5] or "", nranks), [])
+        if path not in paths:
+            paths.append(path)
+        return matched, truncated, ended, nranks
+    if category == "I" and name in ("END", "TRUNCATED"):
+        # The file's own state, written by its rank (csrc/core/trace/trace_output.c).
+        ended = ended or name == "END"
+        if name == "TRUNCATED":
+            truncated = rest.strip()
+    elif category == "I" and name == "STATS":
+        in_stats.add(rank)
+    elif category == "I" and name == "PEER" and (p := PEER_STATS.match(rest)):
+        pair = PeerTotal(rank, int(p[1]), int(p[2]), int(p[3]))
+        if nranks is not None and not (0 <= rank < nranks and 0 <= pair.peer < nranks
+                                       and pair.nbytes < MAX_BYTES):
+            bad.append((number, text))
+        else:
+            trace.peer_totals.append(pair)
+    elif rank not in in_stats:
+        event = parse_event(f)
+        if plausible(f, event, nranks) and ("\0" not in text):
+            trace.events.append(event)
+        else:
+            bad.append((number, text))
+    elif category not in CLIENT_CATEGORIES and (st := STAT.match(rest)):
+        # (a client's statistics lines are its own text, not counters)
+        total = float(st[2] or 0) * (1e-6 if st[3] == "us" else 1)
+        trace.stats.append(StatTotal(rank, category, name, int(st[1]), total))
+    return matched, truncated, ended, nranks

@@ -188,17 +188,17 @@ def write(out_dir: str, doc: dict[str, Any]) -> None:
 
 
 def baseline_cell(doc: dict[str, Any], knob: dict[str, Any]) -> str:
-    """A knob's baseline value, and where it came from: the environment gasnet-tune was run
-    in, or the knob table's default (its runtime-computed default: '(computed)')."""
+    """A knob's baseline value: the knob table's default (its runtime-computed default:
+    '(computed)'), or, marked '(yours)', the value of the environment gasnet-tune ran in."""
     if knob["name"] in doc.get("base_env", {}):
-        return f"{knob['baseline']} (your environment)"
-    return f"{knob['baseline']} (default)" if knob["baseline"] else "(computed default)"
+        return f"{knob['baseline']} (yours)"
+    return knob["baseline"] or "(computed)"
 
 
 def show(doc: dict[str, Any], console: Console) -> None:
     table = Table(title=f"gasnet-tune: {doc['objective']} on {doc['conduit']}, "
                         f"{doc['ranks']} ranks ({doc['method']}, {doc['runs']} runs)")
-    table.add_column("knob")
+    table.add_column("knob", no_wrap=True)
     table.add_column("baseline")
     table.add_column("recommended")
     table.add_column("best point")

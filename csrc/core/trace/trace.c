@@ -63,9 +63,10 @@ static void header(FILE *f, int argc, char **argv) {
   size_t used = 0;
   for (int i = 0; i < argc && argv && used + 1 < sizeof cmd; i++)
     used += (size_t)snprintf(cmd + used, sizeof cmd - used, "%s%s", i ? " " : "", argv[i]);
-  gasneti_trace_line(f, 'I', NULL, "TRACE rank %d of %d, host %s, pid %d, conduit %s, %s",
+  /* The job id lets gasnet-trace tell apart the files of two jobs one pattern matched. */
+  gasneti_trace_line(f, 'I', NULL, "TRACE rank %d of %d, host %s, pid %d, conduit %s, %s, job %s",
                      (int)gasneti_mynode, (int)gasneti_nodes, gasneti_hostname, (int)getpid(),
-                     GASNET_CONDUIT_NAME_STR, GASNETI_THREAD_MODEL);
+                     GASNET_CONDUIT_NAME_STR, GASNETI_THREAD_MODEL, gasneti_jobid);
   gasneti_trace_line(f, 'I', NULL, "COMMAND %s", cmd);
   /* Time 0 of every rank is the end of the bootstrap exchange that gasnet_init ends with. */
   gasneti_trace_line(f, 'I', NULL, "CLOCK time 0 is the bootstrap exchange of gasnet_init; "
