@@ -11,8 +11,10 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from .parse import TraceError, load
-from .summary import GROUPINGS, SORTS, Row, select, summarize
+from .parse import Event, TraceError, load
+from .summary import GROUPINGS, SORTS, Row, Summary, selector
+from .timeline import TimelineWriter
+from .traffic import Traffic
 
 
 class UsageError(Exception):
@@ -84,25 +86,50 @@ def run(argv: list[str] | None) -> int:
             except re.error as err:
                 raise UsageError(f"--op {args.op!r}: not a regular expression ({err})") from None
         ranks = parse_ranks(args.rank) if args.rank else None
-        trace = load(args.files)
+    except UsageError as err:
+        print(f"gasnet-trace: error: {err}", file=sys.stderr)
+        return 2
+    # One pass over the files, each event handed to what was asked for as it is read.
+    wanted = selector(ranks, args.category, args.op)
+    summary = Summary(args.by)
+    traffic = Traffic() if args.heatmap else None
+    try:
+        timeline = TimelineWriter(args.timeline) if args.timeline else None
+    except OSError as err:
+        print(f"gasnet-trace: error: --timeline {args.timeline}: {err.strerror}", file=sys.stderr)
+        return 2
+
+    def take(e: Event) -> None:
+        if not wanted(e):
+            return
+        summary.add(e)
+        if traffic is not None:
+            traffic.add(e)
+        if timeline is not None:
+            timeline.add(e)
+
+    try:
+        trace = load(args.files, take)
         if ranks is not None and trace.nranks is not None and max(ranks) >= trace.nranks:
             raise UsageError(f"--rank {args.rank}: the traced job has ranks 0-"
                              f"{trace.nranks - 1}")
     except (UsageError, TraceError) as err:
+        if timeline is not None:
+            timeline.discard()
         print(f"gasnet-trace: error: {err}", file=sys.stderr)
         return 2
+    except BaseException:
+        if timeline is not None:
+            timeline.discard()
+        raise
     for warning in trace.warnings:
         print(f"gasnet-trace: warning: {warning}", file=sys.stderr)
-    events = select(trace.events, ranks, args.category, args.op)
-    if args.timeline:
-        from .timeline import trace_events
-        with open(args.timeline, "w", encoding="utf-8") as out:
-            json.dump(trace_events(events), out)
-    if args.heatmap:
+    if timeline is not None:
+        timeline.finish()
+    if traffic is not None:
         from .heatmap import write_heatmap
-        trace.events = events
-        write_heatmap(trace, args.heatmap)
-    rows = summarize(events, args.by, args.sort)[:args.top]
+        write_heatmap(traffic, trace.peer_totals, args.heatmap)
+    rows = summary.rows(args.sort)[:args.top]
     if args.json:
         print(json.dumps({"by": args.by, "files": [str(f) for f in trace.files],
                           "rows": [r.as_dict() for r in rows]}, indent=1))

@@ -8,31 +8,12 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display is needed or wanted
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .parse import Trace  # noqa: E402
+from .parse import PeerTotal  # noqa: E402
+from .traffic import Traffic, matrices  # noqa: E402
 
 
-def matrices(trace: Trace) -> tuple[int, list[list[int]], list[list[int]]]:
-    """(ranks, bytes[src][dst], messages[src][dst])."""
-    sent = [e for e in trace.events if e.sent and e.peer is not None]
-    ranks = 1 + max([e.rank for e in trace.events] + [e.peer or 0 for e in sent]
-                    + [t.rank for t in trace.peer_totals] + [t.peer for t in trace.peer_totals]
-                    + [0])
-    nbytes = [[0] * ranks for _ in range(ranks)]
-    msgs = [[0] * ranks for _ in range(ranks)]
-    if sent:
-        for e in sent:
-            assert e.peer is not None
-            nbytes[e.rank][e.peer] += e.nbytes
-            msgs[e.rank][e.peer] += 1
-    else:
-        for t in trace.peer_totals:
-            nbytes[t.rank][t.peer] += t.nbytes
-            msgs[t.rank][t.peer] += t.msgs
-    return ranks, nbytes, msgs
-
-
-def write_heatmap(trace: Trace, path: str) -> None:
-    ranks, nbytes, msgs = matrices(trace)
+def write_heatmap(traffic: Traffic, peer_totals: list[PeerTotal], path: str) -> None:
+    ranks, nbytes, msgs = matrices(traffic, peer_totals)
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.4))
     for ax, data, title in ((axes[0], nbytes, "bytes sent"), (axes[1], msgs, "messages sent")):
         image = ax.imshow(data, cmap="viridis", origin="upper")

@@ -1,8 +1,11 @@
 """Reading trace files: GASNet's line form `rank time s> [file:line] (category) message`, the
-`%` patterns of GASNET_TRACEFILE, and what each event says of its peer, size and duration."""
+`%` patterns of GASNET_TRACEFILE, and what each event says of its peer, size and duration.
+Events are handed one at a time to the caller as they are read, never kept: a trace of any
+size is read in memory that depends only on the job (its ranks, its statistics)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,11 +64,15 @@ class StatTotal:
     total: float
 
 
+def _ignore(event: Event) -> None:
+    pass
+
+
 @dataclass
 class Trace:
-    events: list[Event]
-    peer_totals: list[PeerTotal]
     files: list[Path]
+    on_event: Callable[[Event], None] = _ignore  # each event of the files, in file order
+    peer_totals: list[PeerTotal] = field(default_factory=list)
     stats: list[StatTotal] = field(default_factory=list)
     # What a reader should know of the files: one cut short by its rank (a full file system),
     # or one that ends before its rank's END line (the rank was killed, or it could not write);
@@ -154,9 +161,13 @@ def ranks_text(ranks: list[int]) -> str:
     return shown + ("..." if len(ranks) > 16 else "")
 
 
-def load(patterns: list[str]) -> Trace:
+def load(patterns: list[str], on_event: Callable[[Event], None] = _ignore) -> Trace:
+    """Reads the files, handing each event to on_event; what is not an event (statistics,
+    PEER totals, warnings, the job's size) comes back in the Trace. A TraceError after some
+    events were handed over (files of two jobs) means the caller must discard what it made of
+    them."""
     files = expand(patterns)
-    trace = Trace([], [], files)
+    trace = Trace(files, on_event)
     jobs: dict[tuple[str, int], list[Path]] = {}  # (job id, ranks) -> its files
     have: set[int] = set()  # ranks whose header was read
     for path in files:
@@ -200,7 +211,6 @@ def load(patterns: list[str]) -> Trace:
         if missing:
             trace.warnings.append(f"no file for rank(s) {ranks_text(missing)} of the job's "
                                   f"{trace.nranks} (not traced, or their files are elsewhere)")
-    trace.events.sort(key=lambda e: (e.time, e.rank))
     return trace
 
 
@@ -240,7 +250,7 @@ def _line(trace: Trace, path: Path, number: int, text: str, in_stats: set[int], 
     elif rank not in in_stats:
         event = parse_event(f)
         if plausible(f, event, nranks) and ("\0" not in text):
-            trace.events.append(event)
+            trace.on_event(event)
         else:
             bad.append((number, text))
     elif category not in CLIENT_CATEGORIES and (st := STAT.match(rest)):

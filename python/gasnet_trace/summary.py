@@ -3,6 +3,7 @@ their counts, bytes and time spent waiting."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .parse import Event
@@ -33,33 +34,42 @@ def key_of(e: Event, by: str) -> str | None:
     return f"{e.rank} -> {e.peer}" if e.sent and e.peer is not None else None
 
 
-def select(events: list[Event], ranks: set[int] | None, categories: str | None,
-           op: str | None) -> list[Event]:
+def selector(ranks: set[int] | None, categories: str | None,
+             op: str | None) -> Callable[[Event], bool]:
+    """Whether an event is one the reader asked for."""
     pattern = re.compile(op) if op else None
-    return [e for e in events
-            if e.category != "I"
-            and (ranks is None or e.rank in ranks)
-            and (categories is None or e.category in categories)
-            and (pattern is None or pattern.search(e.name))]
+    return lambda e: (e.category != "I"
+                      and (ranks is None or e.rank in ranks)
+                      and (categories is None or e.category in categories)
+                      and (pattern is None or pattern.search(e.name) is not None))
 
 
-def summarize(events: list[Event], by: str, sort: str = "count") -> list[Row]:
-    rows: dict[str, Row] = {}
-    for e in events:
-        key = key_of(e, by)
+class Summary:
+    """Events grouped as they come: its size is the number of groups, not of events."""
+
+    def __init__(self, by: str) -> None:
+        self.by = by
+        self.groups: dict[str, Row] = {}
+
+    def add(self, e: Event) -> None:
+        key = key_of(e, self.by)
         if key is None:
-            continue
-        row = rows.setdefault(key, Row(key))
+            return
+        row = self.groups.get(key)
+        if row is None:
+            row = self.groups[key] = Row(key)
         row.count += 1
         row.nbytes += e.nbytes
         row.time += e.duration or 0.0
         row.ranks.add(e.rank)
-    ordered = list(rows.values())
-    if sort == "key":
-        def natural(r: Row) -> list[object]:
-            return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", r.key)]
-        ordered.sort(key=natural)
-    else:
-        attr = {"count": "count", "bytes": "nbytes", "time": "time"}[sort]
-        ordered.sort(key=lambda r: (-getattr(r, attr), r.key))
-    return ordered
+
+    def rows(self, sort: str = "count") -> list[Row]:
+        ordered = list(self.groups.values())
+        if sort == "key":
+            def natural(r: Row) -> list[object]:
+                return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", r.key)]
+            ordered.sort(key=natural)
+        else:
+            attr = {"count": "count", "bytes": "nbytes", "time": "time"}[sort]
+            ordered.sort(key=lambda r: (-getattr(r, attr), r.key))
+        return ordered

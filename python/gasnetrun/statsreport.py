@@ -89,7 +89,7 @@ def read_ranks(run: StatsRun, nranks: int, host_of: Callable[[int], str]) -> tup
     full file system, or ends early)."""
     from gasnet_trace.parse import Trace, TraceError, load  # installed beside gasnetrun
     from .thishost import is_this_host
-    whole = Trace([], [], [])
+    whole = Trace([])
     why: dict[int, str] = {}
     for rank in range(nranks):
         path = run.pattern.replace("%", str(rank))

@@ -94,7 +94,6 @@ typedef struct {
   gasnetc_rel_t rel;
   uint8_t *open;     /* data packet being filled, or NULL */
   uint32_t open_len;
-  bool sent_data;    /* a data packet went to it since the last flush: our acks rode along */
   uint32_t unacked;  /* data packets received from it that no packet of ours acknowledged */
   double ack_by;     /* when a standalone acknowledgement must go at the latest */
   bool in_active;    /* listed in udp.active (has packets in flight) */

@@ -12,7 +12,7 @@ static inline bool before(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0;
 
 bool gasnetc_rel_init(gasnetc_rel_t *r, uint32_t window, const gasnetc_rel_timeouts_t *t) {
   *r = (gasnetc_rel_t){.window = window, .rtt = {.rto = t->initial}, .stalled_since = -1,
-                       .echo_copy = GASNETC_REL_NO_ECHO};
+                       .progress_at = -1, .echo_copy = GASNETC_REL_NO_ECHO};
   if (window == 0 || window > 65536 || (window & (window - 1))) return false;
   r->out = calloc(window, sizeof *r->out);
   r->held = calloc(window, sizeof *r->held);
@@ -65,24 +65,36 @@ static void sample_rtt(gasnetc_rel_t *r, double rtt, const gasnetc_rel_timeouts_
   if (t->learnt) update_rtt(t->learnt, rtt, t->floor);
 }
 
-/* The echo names a packet still unacknowledged here and the copy of it that arrived: its round
- * trip is known even if it went more than once (from that copy's sending; a copy between the
- * first and the last has no time kept). */
-static void take_echo(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double now,
-                      const gasnetc_rel_timeouts_t *t) {
-  if (info.echo_copy == GASNETC_REL_NO_ECHO || r->una == r->next_seq) return;
+/* The echo names a packet still unacknowledged here and the copy of it that arrived: the
+ * round trip is measured on it, from that copy's sending (a copy between the first and the
+ * last has no time kept), and on nothing else. A packet acknowledged together with others was
+ * not what made the peer answer: it may have waited at the peer behind a lost one until the
+ * loss was repaired (only the oldest packet goes again on a timeout), and its time would grow
+ * the timeout without bound. And a packet sent more than once is measured too, so a peer
+ * slower to answer than the timeout still teaches it (Karn's rule would never measure it).
+ * Returns when that copy was sent (-1: not known). */
+static double take_echo(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double now,
+                        const gasnetc_rel_timeouts_t *t) {
+  if (info.echo_copy == GASNETC_REL_NO_ECHO || r->una == r->next_seq) return -1;
   uint32_t seq = r->una + ((info.echo_seq - r->una) & 0xFFFFFFu);
-  if (!before(seq, r->next_seq)) return;
+  if (!before(seq, r->next_seq)) return -1;
   gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
-  if (!o->in_use || !o->retransmitted || o->sampled) return; /* sent once: sampled as usual */
-  if (info.echo_copy == 0) {
-    r->counts.resent_needless++;
+  if (!o->in_use) return -1;
+  double sent = info.echo_copy == 0 ? o->first_sent
+                : info.echo_copy == o->copies ? o->last_sent : -1;
+  if (sent >= 0 && !o->sampled) {
     o->sampled = 1;
-    sample_rtt(r, now - o->first_sent, t);
-  } else if (info.echo_copy == o->copies) {
-    o->sampled = 1;
-    sample_rtt(r, now - o->last_sent, t);
+    sample_rtt(r, now - sent, t);
   }
+  return sent;
+}
+
+static void resend_now(gasnetc_rel_t *r, gasnetc_rel_out_t *o, double now,
+                       gasnetc_rel_resend_fn resend, void *ctx) {
+  o->last_sent = now;
+  if (o->copies < GASNETC_REL_NO_ECHO - 1) o->copies++;
+  r->counts.resent_hole++;
+  if (resend) resend(ctx, o->buf, o->len, o->copies);
 }
 
 uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double now,
@@ -91,11 +103,10 @@ uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double 
   uint32_t freed = 0;
   /* An acknowledgement of something never sent is garbage: ignore it. */
   if (before(r->next_seq, info.ack)) return 0;
-  take_echo(r, info, now, t);
+  double arrived_sent = take_echo(r, info, now, t);
   while (before(r->una, info.ack)) {
     gasnetc_rel_out_t *o = &r->out[slot(r, r->una)];
     if (o->in_use) {
-      if (!o->retransmitted) sample_rtt(r, now - o->first_sent, t);
       if (release) release(ctx, o->buf);
       o->in_use = 0;
       freed++;
@@ -119,7 +130,6 @@ uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double 
     gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
     if (!o->in_use) continue;
     if (info.sack >> i & 1) {
-      if (!o->retransmitted) sample_rtt(r, now - o->first_sent, t);
       if (release) release(ctx, o->buf);
       o->in_use = 0;
       o->buf = NULL;
@@ -136,34 +146,64 @@ uint32_t gasnetc_rel_acked(gasnetc_rel_t *r, gasnetc_rel_ackinfo_t info, double 
       gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
       if (!o->in_use || o->fast_done) continue;
       o->fast_done = 1;
-      o->retransmitted = 1;
-      o->last_sent = now;
-      if (o->copies < GASNETC_REL_NO_ECHO - 1) o->copies++;
-      r->counts.resent_hole++;
-      if (resend) resend(ctx, o->buf, o->len, o->copies);
+      resend_now(r, o, now, resend, ctx);
+    }
+    /* A copy that arrived was sent after these, which are still missing: on a path that keeps
+     * the order of datagrams they were lost (a quarter of a round trip allows for a path that
+     * does not quite). This is what repairs a burst of losses once the one packet a timeout
+     * sent again is answered, instead of one timeout per lost packet. Only as far as the
+     * selective acknowledgements see: a packet beyond them may have arrived. */
+    if (arrived_sent >= 0) {
+      double slack = r->rtt.srtt / 4;
+      for (uint32_t seq = r->una; before(seq, r->next_seq) &&
+                                  before(seq, info.ack + 65); seq++) {
+        gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+        if (o->in_use && o->last_sent + slack < arrived_sent) resend_now(r, o, now, resend, ctx);
+      }
     }
   }
-  if (freed) r->stalled_since = before(r->una, r->next_seq) ? now : -1;
+  if (freed) {
+    r->stalled_since = before(r->una, r->next_seq) ? now : -1;
+    r->progress_at = now;
+  }
   return freed;
 }
 
+/* The one packet a timeout may send again: the oldest unacknowledged. */
+static gasnetc_rel_out_t *oldest(gasnetc_rel_t *r) {
+  for (uint32_t seq = r->una; before(seq, r->next_seq); seq++) {
+    gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
+    if (o->in_use) return o;
+  }
+  return NULL;
+}
+
+/* Its timeout runs from its last sending or from the last acknowledgement that acknowledged
+ * something, whichever is later (RFC 6298 5.3): while the peer acknowledges, the packets
+ * queued behind the acknowledged ones are on their way, however long the queue. */
+static double due(const gasnetc_rel_t *r, const gasnetc_rel_out_t *o) {
+  double from = o->last_sent > r->progress_at ? o->last_sent : r->progress_at;
+  return from + o->rto;
+}
+
+/* A timeout sends the oldest unacknowledged packet again, and only it (RFC 6298 5.4): a peer
+ * that was only slow to read (descheduled, busy in a handler) then gets one needless copy, not
+ * one of every packet in flight; the answer to that copy shows what else was lost (above), and
+ * a peer that stays silent gets the same packet again after a longer timeout. */
 bool gasnetc_rel_tick(gasnetc_rel_t *r, double now, const gasnetc_rel_timeouts_t *t,
                       gasnetc_rel_resend_fn resend, void *ctx) {
   if (!before(r->una, r->next_seq)) return true;
   if (r->stalled_since >= 0 && now - r->stalled_since > t->max) return false;
-  for (uint32_t seq = r->una; before(seq, r->next_seq); seq++) {
-    gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
-    if (!o->in_use || now < o->last_sent + o->rto) continue; /* as next_deadline() */
-    o->last_sent = now;
-    o->retransmitted = 1;
-    r->counts.resent_timeout++;
-    /* Back off, but keep at least 16 attempts within the time that declares a peer lost, so
-     * heavy loss alone does not look like a vanished peer. */
-    o->rto *= t->backoff;
-    if (o->rto > t->max / 16) o->rto = t->max / 16;
-    if (o->copies < GASNETC_REL_NO_ECHO - 1) o->copies++;
-    if (resend) resend(ctx, o->buf, o->len, o->copies);
-  }
+  gasnetc_rel_out_t *o = oldest(r);
+  if (!o || now < due(r, o)) return true;
+  o->last_sent = now;
+  r->counts.resent_timeout++;
+  /* Back off, but keep at least 16 attempts within the time that declares a peer lost, so
+   * heavy loss alone does not look like a vanished peer. */
+  o->rto *= t->backoff;
+  if (o->rto > t->max / 16) o->rto = t->max / 16;
+  if (o->copies < GASNETC_REL_NO_ECHO - 1) o->copies++;
+  if (resend) resend(ctx, o->buf, o->len, o->copies);
   return true;
 }
 
@@ -172,14 +212,8 @@ void gasnetc_rel_peer_alive(gasnetc_rel_t *r, double now) {
 }
 
 double gasnetc_rel_next_deadline(const gasnetc_rel_t *r) {
-  double next = -1;
-  for (uint32_t seq = r->una; before(seq, r->next_seq); seq++) {
-    const gasnetc_rel_out_t *o = &r->out[slot(r, seq)];
-    if (!o->in_use) continue;
-    double due = o->last_sent + o->rto;
-    if (next < 0 || due < next) next = due;
-  }
-  return next;
+  const gasnetc_rel_out_t *o = oldest((gasnetc_rel_t *)r);
+  return o ? due(r, o) : -1;
 }
 
 /* ---- receiving -------------------------------------------------------------------------- */

@@ -5,9 +5,11 @@
  *
  * Each data packet carries a sequence number; every packet (data or not) carries the
  * cumulative acknowledgement (the next sequence number expected) and a selective one (which
- * of the 64 following have arrived). Lost packets are sent again on a hole in the selective
- * acknowledgements or on timeout, with exponential backoff; duplicates are dropped; packets
- * that arrive early are held and delivered in order.
+ * of the 64 following have arrived). A packet is sent again when packets sent after it arrived
+ * first (a hole in the selective acknowledgements, or the echo below names a later copy), or
+ * when it is the oldest unacknowledged one and nothing was acknowledged for its timeout, with
+ * exponential backoff; duplicates are dropped; packets that arrive early are held and
+ * delivered in order.
  *
  * Every copy of a packet carries its copy number (0: the first sending), and every packet
  * echoes the sequence number and copy number of the last data packet its sender received.
@@ -43,7 +45,6 @@ typedef struct {
   void *buf; /* the packet as sent (the caller's; returned through release()) */
   uint32_t len;
   uint8_t in_use;
-  uint8_t retransmitted; /* sent more than once */
   uint8_t fast_done;     /* already sent again on a selective-acknowledgement hole */
   uint8_t copies;        /* copy number of the last sending (saturates below GASNETC_REL_NO_ECHO) */
   uint8_t sampled;       /* an echo measured its round trip already */
@@ -52,8 +53,8 @@ typedef struct {
 
 /* What happened to this stream's packets (statistics: udp_conduit.c's gasnetc_stats). */
 typedef struct {
-  uint64_t sent, resent_timeout, resent_hole;          /* sending */
-  uint64_t resent_needless; /* packets sent again whose first copy arrived (the echo said) */
+  /* sending; resent_hole: sent again because packets sent after them arrived */
+  uint64_t sent, resent_timeout, resent_hole;
   uint64_t delivered, held, duplicates, beyond;        /* receiving */
 } gasnetc_rel_counts_t;
 
@@ -65,6 +66,7 @@ typedef struct {
   gasnetc_rel_out_t *out; /* [seq & (window - 1)] for seq in [una, next_seq) */
   gasnetc_rel_rtt_t rtt;  /* this stream's own measurements (rto: t->initial before any) */
   double stalled_since; /* when the oldest unacknowledged packet was first sent */
+  double progress_at;   /* when an acknowledgement last acknowledged something (-1: never) */
   /* ---- receiving ---- */
   uint32_t expected;    /* next sequence number to deliver */
   void **held;          /* [seq & (window - 1)]: packets that arrived early */

@@ -247,7 +247,6 @@ void udp_flush_peer(int peer, bool force) {
   udp_queue_data(peer, p->open, p->open_len);
   if (udp.next_check < 0) udp.next_check = udp_now() + gasnetc_rel_rto(&p->rel, &udp.timeouts);
   activate(peer);
-  p->sent_data = true;
   p->unacked = 0;
   p->open = NULL;
 }
@@ -305,12 +304,14 @@ void udp_flush_all(void) {
     udp_flush_peer(peer, false);
     if (gasneti_credit_overdue(&udp.credits, peer) && (p->open || udp_open_packet(peer)))
       udp_flush_peer(peer, true);
-    if (p->rel.ack_due && !p->sent_data) {
+    /* ack_due is still set only when no packet carried the latest acknowledgement: a data
+     * packet sent before the last arrival did not (skipping the acknowledgement then, as this
+     * once did, left the peer to find it by a timeout and a needless copy). */
+    if (p->rel.ack_due) {
       if (now < 0) now = udp_now();
       if (now >= p->ack_by) send_ack(peer);
       else udp_mark_dirty(peer); /* not yet: a data packet may still carry it */
     }
-    p->sent_data = false;
   }
   udp_send_now();
 }

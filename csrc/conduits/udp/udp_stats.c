@@ -28,7 +28,7 @@ void gasnetc_stats(gasnetc_stat_fn emit) {
       if (!p) continue;
       const gasnetc_rel_counts_t *c = &p->rel.counts;
       sum.sent += c->sent, sum.resent_timeout += c->resent_timeout;
-      sum.resent_hole += c->resent_hole, sum.resent_needless += c->resent_needless;
+      sum.resent_hole += c->resent_hole;
       sum.delivered += c->delivered, sum.held += c->held;
       sum.duplicates += c->duplicates, sum.beyond += c->beyond;
     }
@@ -39,7 +39,6 @@ void gasnetc_stats(gasnetc_stat_fn emit) {
   emit("UDP_PACKETS_SENT", sum.sent, -1);
   emit("UDP_RESENT_TIMEOUT", sum.resent_timeout, -1);
   emit("UDP_RESENT_HOLE", sum.resent_hole, -1);
-  emit("UDP_RESENT_NEEDLESS", sum.resent_needless, -1);
   emit("UDP_PACKETS_DELIVERED", sum.delivered, -1);
   emit("UDP_PACKETS_EARLY", sum.held, -1);
   emit("UDP_DUPLICATES", sum.duplicates, -1);

@@ -193,8 +193,7 @@ static int schedule(uint64_t seed, int messages) {
     const gasnetc_rel_counts_t *c = &ep[e].rel.counts;
     if (c->sent != (uint64_t)messages || c->delivered != (uint64_t)messages ||
         c->resent_timeout + c->resent_hole != ep[e].resends ||
-        c->delivered + c->duplicates + c->beyond != ep[e].receives || c->held > c->delivered ||
-        c->resent_needless > c->resent_timeout + c->resent_hole) {
+        c->delivered + c->duplicates + c->beyond != ep[e].receives || c->held > c->delivered) {
       fprintf(stderr, "seed %llu: endpoint %d counted sent %llu delivered %llu resent %llu+%llu "
               "(%llu resends) held %llu duplicates %llu beyond %llu (%llu received)\n",
               (unsigned long long)seed, e, (unsigned long long)c->sent,
@@ -249,7 +248,7 @@ static int slow_peers_learnt(void) {
                               .learnt = &learnt};
   enum { STREAMS = 100, PACKETS = 3 };
   static int dummy[PACKETS];
-  uint64_t resent = 0, needless = 0;
+  uint64_t resent = 0;
   now = 0;
   for (int s = 0; s < STREAMS; s++) {
     gasnetc_rel_t r;
@@ -263,17 +262,116 @@ static int slow_peers_learnt(void) {
                                                     .echo_copy = 0},
                         now, &t, NULL, NULL, NULL);
     }
-    resent += r.counts.resent_timeout, needless += r.counts.resent_needless;
+    resent += r.counts.resent_timeout;
     gasnetc_rel_fini(&r, NULL, NULL);
   }
-  if (needless == 0 || needless > resent)
-    fprintf(stderr, "%llu packets sent again, %llu counted needless (expected 1..all)\n",
-            (unsigned long long)resent, (unsigned long long)needless);
   if (resent > 20)
     fprintf(stderr, "peers answering in 50 ms got %llu of %d packets sent again (at most 20: "
             "the timeout does not learn their round trip)\n", (unsigned long long)resent,
             STREAMS * PACKETS);
-  return resent <= 20 && needless >= 1 && needless <= resent;
+  return resent <= 20;
+}
+
+/* A stream with a measured round trip of 20 us, as two polling ranks have. */
+static void measured(gasnetc_rel_t *r, const gasnetc_rel_timeouts_t *t) {
+  static int dummy;
+  for (int i = 0; i < 20; i++) {
+    uint32_t seq = gasnetc_rel_send(r, &dummy, sizeof dummy, now, t);
+    now += 20e-6;
+    gasnetc_rel_acked(r, (gasnetc_rel_ackinfo_t){.ack = seq + 1, .echo_seq = seq, .echo_copy = 0},
+                      now, t, NULL, NULL, NULL);
+  }
+}
+
+static uint32_t resent_seqs[4096];
+static int nresent;
+static void note_resend(void *ctx, void *buf, uint32_t len, unsigned copy) {
+  (void)ctx, (void)len, (void)copy;
+  if (nresent < 4096) resent_seqs[nresent++] = *(uint32_t *)buf;
+}
+
+/* A peer that stops reading for 10 ms (descheduled, or busy in a handler) with 32 packets in
+ * flight, all of which arrive: a timeout sends the oldest again, and only it (with backoff),
+ * not each of the 32 (the early timer of issue 68 item 7: 10% of a clean stream's packets
+ * went twice). Then its acknowledgement of everything ends it. */
+static int stalled_reader_gets_one_packet_again(void) {
+  gasnetc_rel_timeouts_t t = {.initial = 1e-3, .backoff = 2, .max = 30.0, .floor = 50e-6};
+  gasnetc_rel_t r;
+  static uint32_t seqs[32];
+  if (!gasnetc_rel_init(&r, 64, &t)) return 0;
+  now = 0;
+  measured(&r, &t);
+  for (int i = 0; i < 32; i++) seqs[i] = gasnetc_rel_send(&r, &seqs[i], sizeof seqs[i], now, &t);
+  nresent = 0;
+  double wake = now + 10e-3;
+  for (; now < wake; now += 1e-5) gasnetc_rel_tick(&r, now, &t, note_resend, NULL);
+  gasnetc_rel_acked(&r, (gasnetc_rel_ackinfo_t){.ack = seqs[31] + 1, .echo_seq = seqs[0],
+                                                .echo_copy = 0},
+                    now, &t, NULL, note_resend, NULL);
+  int ok = nresent >= 1 && nresent <= 10 && gasnetc_rel_in_flight(&r) == 0;
+  for (int i = 0; i < nresent; i++) ok &= resent_seqs[i] == seqs[0];
+  if (!ok)
+    fprintf(stderr, "a peer that read nothing for 10 ms got %d packets sent again (expected "
+            "1..10 copies of the oldest, and no other)\n", nresent);
+  gasnetc_rel_fini(&r, NULL, NULL);
+  return ok;
+}
+
+/* All 16 packets in flight lost (a burst, a full socket buffer): the timeout sends the oldest
+ * again; once the answer to that copy shows the other 15 still missing, they go at once, not
+ * one timeout each. */
+static int burst_loss_repaired_after_one_timeout(void) {
+  gasnetc_rel_timeouts_t t = {.initial = 1e-3, .backoff = 2, .max = 30.0, .floor = 50e-6};
+  gasnetc_rel_t r;
+  static uint32_t seqs[16];
+  if (!gasnetc_rel_init(&r, 64, &t)) return 0;
+  now = 0;
+  measured(&r, &t);
+  for (int i = 0; i < 16; i++) seqs[i] = gasnetc_rel_send(&r, &seqs[i], sizeof seqs[i], now, &t);
+  nresent = 0;
+  while (nresent == 0) {
+    now += 1e-5;
+    gasnetc_rel_tick(&r, now, &t, note_resend, NULL);
+  }
+  now += 20e-6; /* the copy arrives and is acknowledged, the others are not */
+  gasnetc_rel_acked(&r, (gasnetc_rel_ackinfo_t){.ack = seqs[0] + 1, .echo_seq = seqs[0],
+                                                .echo_copy = 1},
+                    now, &t, NULL, note_resend, NULL);
+  int ok = nresent == 16 && r.counts.resent_hole == 15 && r.counts.resent_timeout == 1;
+  for (int i = 1; i < nresent; i++) ok &= resent_seqs[i] == seqs[i];
+  if (!ok)
+    fprintf(stderr, "16 lost packets: %d sent again when the first copy's answer came "
+            "(expected 1 on timeout, then the 15 others at once)\n", nresent);
+  gasnetc_rel_fini(&r, NULL, NULL);
+  return ok;
+}
+
+/* 64 packets sent at once to a peer that takes 40 us for each, less than the timeout (50 us)
+ * but a queue of 2.6 ms, far longer: while acknowledgements come, the packets queued behind
+ * them do not time out. */
+static int queued_packets_do_not_time_out_while_acknowledged(void) {
+  gasnetc_rel_timeouts_t t = {.initial = 1e-3, .backoff = 2, .max = 30.0, .floor = 50e-6};
+  gasnetc_rel_t r;
+  static uint32_t seqs[64];
+  if (!gasnetc_rel_init(&r, 64, &t)) return 0;
+  now = 0;
+  measured(&r, &t);
+  for (int i = 0; i < 64; i++) seqs[i] = gasnetc_rel_send(&r, &seqs[i], sizeof seqs[i], now, &t);
+  nresent = 0;
+  for (int i = 0; i < 64; i++) {
+    double answer = now + 40e-6;
+    for (; now < answer; now += 1e-5) gasnetc_rel_tick(&r, now, &t, note_resend, NULL);
+    now = answer;
+    gasnetc_rel_acked(&r, (gasnetc_rel_ackinfo_t){.ack = seqs[i] + 1,
+                                                  .echo_copy = GASNETC_REL_NO_ECHO},
+                      now, &t, NULL, note_resend, NULL);
+  }
+  int ok = nresent == 0;
+  if (!ok)
+    fprintf(stderr, "a queue of 64 packets acknowledged one each 40 us: %d sent again "
+            "(expected none)\n", nresent);
+  gasnetc_rel_fini(&r, NULL, NULL);
+  return ok;
 }
 
 int main(int argc, char **argv) {
@@ -291,6 +389,9 @@ int main(int argc, char **argv) {
   }
   if (!unreachable_after_max()) failures++;
   if (!slow_peers_learnt()) failures++;
+  if (!stalled_reader_gets_one_packet_again()) failures++;
+  if (!burst_loss_repaired_after_one_timeout()) failures++;
+  if (!queued_packets_do_not_time_out_while_acknowledged()) failures++;
   printf("udp_rel_test: %ld schedules, %ld messages delivered, %ld failures\n", schedules,
          delivered, failures);
   return failures ? 1 : 0;
