@@ -220,6 +220,32 @@ def test_a_host_whose_sshd_does_not_answer_is_named_before_any_rank_starts(clust
     assert not wait_for_nothing_on_hosts(cluster), left_on_hosts(cluster)
 
 
+def test_hosts_whose_logins_queue_behind_each_other_start_and_the_slow_ones_are_named(
+        cluster, udp_opt, tmp_path):
+    """Every login holds a lock shared by all hosts for 1 s, as a shell start-up file does
+    (pyenv's rehash in root's .bashrc here, conda, environment modules): 31 logins at once end
+    one after another over half a minute, three times the 10 s start deadline. The job starts
+    (a login still queued while others keep ending is slow, not lost) and the launcher names
+    the hosts whose logins were slow, apart from their agents (issue 68: 20 of 31 agents "did
+    not answer within 60 s" and the job never started)."""
+    lock, ssh = tmp_path / "login.lock", tmp_path / "queued-ssh"
+    ssh.write_text(f"#!/bin/sh\nexec 9>{lock}\nflock 9\nsleep 1\nexec 9>&-\nexec ssh \"$@\"\n")
+    ssh.chmod(0o755)
+    env = job_env({"GASNET_SSH_OPTIONS": f"-F {cluster.ssh_config}", "GASNET_SSH_CMD": str(ssh),
+                   "GASNET_WAIT_MODE": "block", "GASNET_SSH_START_TIMEOUT": "10"})
+    proc = subprocess.run(cluster.inside(1, [udp_opt.gasnetrun, "-n", str(HOSTS), "-H",
+                                             ",".join(cluster.hosts(HOSTS)),
+                                             udp_opt.program("examples", "hello_ring")]),
+                          env=env, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("hello from") == HOSTS, proc.stdout[-2000:]
+    slow = re.findall(r"gasnetrun: hosts? (\S+): warning: ssh login took (\d+) s before the "
+                      r"agent ran", proc.stderr)
+    assert slow and max(int(s) for _, s in slow) >= HOSTS // 2, proc.stderr[-3000:]
+    assert "error" not in proc.stderr, proc.stderr[-3000:]
+
+
 # ---- the scale benchmark and its model (tests/perf) ---------------------------------------------
 PERF = Path(__file__).resolve().parent / "perf"
 

@@ -171,3 +171,25 @@ def test_fork_mode_runs_the_client_sigquit_handler_too(variant_build):
     assert proc.returncode == 4, proc.stderr
     assert sorted(int(r) for r in re.findall(r"rank (\d+): SIGQUIT handler ran", proc.stdout)) \
         == [0, 1, 2], proc.stdout
+
+
+def test_a_signal_while_the_job_is_already_ending_is_said_and_the_first_cause_keeps_its_code(
+        variant_build):
+    """Rank 0 leaves with code 3 while rank 1 blocks every polite signal, under a long exit
+    timeout: the job is ending. Ctrl-C then used to be taken silently as the second one (the
+    ranks killed, no word of it); now it is said as the first, the second kills, and the code
+    stays that of what ended the job first (a lost host's 1 in the case found: issue 68)."""
+    env = {**variant_build.conduit_env(), "GASNET_EXITTIMEOUT": str(NEVER)}
+    proc = subprocess.Popen([variant_build.gasnetrun, "-v", "-n", "2",
+                             variant_build.test_program("exit_test"), "stubborn", "0", "3"],
+                            env=job_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out, err = watch(proc)
+    err.wait_for(r"rank 0 \(pid \d+, host \S+\) ended with code 3")
+    proc.send_signal(signal.SIGINT)
+    err.wait_for(r"received SIGINT: ending the job \(it was already ending: its code stays 3, "
+                 r"from what ended it first\)")
+    assert proc.poll() is None, "the first Ctrl-C forwards the signal; it does not kill"
+    proc.send_signal(signal.SIGINT)
+    err.wait_for(r"received SIGINT again: killing the ranks still running")
+    assert proc.wait(timeout=DEADLINE) == 3, err.rest()

@@ -409,3 +409,37 @@ def test_a_trace_file_without_its_end_is_warned_of(tmp_path, opt_build):
                            env=job_env(), capture_output=True, text=True, timeout=120)
     assert trace.returncode == 0, trace.stderr
     assert f"{cut}: ends before its rank's END line: the rank was killed" in trace.stderr
+
+
+def test_a_second_job_given_the_same_trace_pattern_leaves_the_first_ones_files_alone(
+        opt_build, tmp_path):
+    """Two jobs at once with GASNET_TRACEFILE=dir/t-%: the second used to empty and overwrite
+    the files the first was writing (issue 68). Each rank holds a lock on its file; the second
+    job's ranks write beside them, under names with their job's id, and say so."""
+    from watch import watch
+    pattern = str(tmp_path / "t-%")
+    env = job_env({**opt_build.conduit_env(), "GASNET_TRACEFILE": pattern})
+    first = subprocess.Popen([opt_build.gasnetrun, "-n", "2",
+                              opt_build.test_program("exit_test"), "hang"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, _ = watch(first)
+        for _ in range(2):
+            out.wait_for(r"^ready rank")
+        before = {r: (tmp_path / f"t-{r}").read_text() for r in (0, 1)}
+        second = opt_build.job(2, "trace_test", env={"GASNET_TRACEFILE": pattern})
+        assert second.returncode == 0, second.describe()
+        job = re.search(r"job (\S+)", next(iter(tmp_path.glob("t-0.*"))).read_text())
+        assert job, "the second job's file has no header"
+        for rank in (0, 1):
+            assert (f"{tmp_path / f't-{rank}'} is being written by another running job, which "
+                    f"keeps it: this rank writes its trace to {tmp_path / f't-{rank}'}."
+                    f"{job[1]} instead") in second.stderr, second.stderr
+            now = (tmp_path / f"t-{rank}").read_text()
+            assert now.startswith(before[rank]) and job[1] not in now, now[:300]
+            assert "PUT" in (tmp_path / f"t-{rank}.{job[1]}").read_text()
+    finally:
+        first.send_signal(2)
+        first.communicate(timeout=60)
+    rerun = opt_build.job(2, "trace_test", env={"GASNET_TRACEFILE": pattern})
+    assert rerun.returncode == 0 and "another running job" not in rerun.stderr, rerun.describe()

@@ -71,6 +71,7 @@ class Job:
         self.deliver = lambda seq, result: None  # set by the spawner: hands results down
         self.started = False              # ranks were started (set by the spawner)
         self.end_code: int | None = None  # the launcher's code when no rank ever started
+        self.interrupted = False          # a SIGINT or SIGTERM was received (the next kills)
         self.sink = TerminalWriter(plan.tag_output)
 
     # ---- the upstream of the root agent ---------------------------------------------------
@@ -175,11 +176,19 @@ class Job:
             if self.running:
                 self.running.signal(signum)
             return
-        if self.policy.ending and signum in (signal.SIGINT, signal.SIGTERM):
+        name = signal.Signals(signum).name
+        if self.interrupted and signum in (signal.SIGINT, signal.SIGTERM):
+            say(f"received {name} again: killing the ranks still running")
             if self.running:
                 self.running.signal(signal.SIGKILL)  # asked twice: stop waiting
             return
-        say(f"received {signal.Signals(signum).name}: ending the job")
+        if signum in (signal.SIGINT, signal.SIGTERM):
+            self.interrupted = True
+        # Also when the job was already ending (a rank failed, a host was lost): the user is
+        # told the signal arrived, and the job's code stays that of what ended it first.
+        say(f"received {name}: ending the job" + (
+            f" (it was already ending: its code stays {self.policy.code}, from what ended it "
+            "first)" if self.policy.ending and self.policy.code else ""))
         self.policy.signalled(signum, time.monotonic())
         if self.running:
             self.running.signal(signum)

@@ -93,7 +93,7 @@ class SshSpawner:
     def start(self, plan: Plan, job: Job) -> RunningJob:
         from gasnetrun.agent.agent import AgentSpec
         from gasnetrun.agent.main import instructions, local_address_towards
-        from gasnetrun.agent.node import TreeNode
+        from gasnetrun.agent.node import WARNING, TreeNode
         nodes = self._tree(plan)
         ssh = ssh_settings(plan.env)
         remote_env = propagated(plan.env, plan.exported, plan.env_only)
@@ -125,9 +125,11 @@ class SshSpawner:
             job.deliver = stamped(root)
 
         def checked(problems: list[str]) -> None:
-            if plan.verbose and root.notes:
+            # Warnings (a slow login) always; the rest of what agents found with -v.
+            shown = [n for n in root.notes if plan.verbose or WARNING in n]
+            if shown:
                 from gasnetrun.notes import group_notes  # (jobs whose conduit plans nodes)
-                for note in group_notes(root.notes):
+                for note in group_notes(shown):
                     print(f"gasnetrun: {note}", file=sys.stderr, flush=True)
             if problems:
                 job.refuse(problems)

@@ -4,9 +4,11 @@
  * no longer written; the rank says once which file and why, and gasnet-trace warns of a file
  * without its END line. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +34,31 @@ static output_t *output_of(FILE *f) {
   return NULL;
 }
 
+/* The file opened for writing from its start, holding an exclusive lock on it for the rank's
+ * life (a lock, not the name, says whether another running job writes it: a rerun of a job
+ * that ended reuses its files as before). -2: another process holds the lock; -1: errno. The
+ * file is emptied only once the lock is ours, so a file another job writes is never cut. */
+static int open_locked(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    if (err == EWOULDBLOCK) {
+      close(fd);
+      return -2;
+    }
+    /* A file system without locks (or a device such as /dev/full): written unlocked. */
+  }
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
 FILE *gasneti_trace_open(const char *knob, const char *pattern, const char *what) {
   output_t *o = !outputs[0].f ? &outputs[0] : &outputs[1];
   o->knob = knob;
@@ -46,7 +73,25 @@ FILE *gasneti_trace_open(const char *knob, const char *pattern, const char *what
   }
   if (!gasneti_expand_filename(pattern, gasneti_mynode, o->path, sizeof o->path))
     gasneti_fatalerror("%s='%s': the file name is too long", knob, pattern);
-  o->f = fopen(o->path, "w");
+  int fd = open_locked(o->path);
+  if (fd == -2) {
+    /* Another running process writes this file: a second job given the same pattern. It keeps
+     * its file; this rank writes beside it, under a name with this job's id, and says so. */
+    char taken[sizeof o->path];
+    snprintf(taken, sizeof taken, "%s", o->path);
+    if (snprintf(o->path, sizeof o->path, "%s.%s", taken, gasneti_jobid) >= (int)sizeof o->path)
+      gasneti_fatalerror("%s='%s': the file name is too long", knob, pattern);
+    fd = open_locked(o->path);
+    if (fd == -2)
+      gasneti_fatalerror("%s='%s': %s and %s are both being written by other ranks: give each "
+                         "rank its own file ('%%' stands for the rank)", knob, pattern, taken,
+                         o->path);
+    if (fd >= 0)
+      gasneti_warning("%s='%s': %s is being written by another running job, which keeps it: "
+                      "this rank writes its %s to %s instead", knob, pattern, taken, what,
+                      o->path);
+  }
+  o->f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!o->f)
     gasneti_fatalerror("%s='%s': cannot write the %s file %s: %s (accepted: a writable path, "
                        "'%%' standing for the rank, or stdout, stderr, -)", knob, pattern, what,

@@ -22,13 +22,17 @@ from .output import Sink
 from .protocol import (EVENT, EV_ENDED, HEARTBEAT, T_EVENT, T_GO, T_HEARTBEAT, T_NOTE,
                        T_PROBLEM, T_READY, T_STDIN, T_STDIN_ACK)
 from .ranks import SpawnError
-from .starter import SshSettings, reap_agent, start_agent, stop_agent
+from .starter import LOGIN_MARK, SshSettings, reap_agent, start_agent, stop_agent
 from .topology import AgentNode
 from .tree import ChildLink, TreeListener, dispatch_child_frame, frame
 
 # Each agent starts its children one after another: a subtree's last agent starts this much
 # later per agent before it (an ssh start's cost), on top of the per-level timeout.
 START_SPACING = 0.5
+WARNING = "warning: "  # a note shown without -v
+# A login still queued behind others' that keep ending waits at most this many deadlines.
+LOGIN_QUEUE_CAP = 10
+SLOW_LOGIN = 5.0  # seconds: a login at least this long is reported (or a quarter of the deadline)
 KILL_SILENCE = 3 * HEARTBEAT  # a child's silence that gives it up once ranks are being killed
 
 
@@ -126,6 +130,9 @@ class TreeNode:
         self.on_stdin_ack: Callable[[int], None] = lambda count: None
         self.reapers: list[subprocess.Popen] = []  # ssh commands killing frozen agents
         self._deadlines: dict[int, int] = {}  # per child: its start deadline's timer
+        self._spawned: dict[int, float] = {}   # per remote child: when its ssh started
+        self.login_took: dict[int, float] = {}  # ... and how long its login took (LOGIN_MARK)
+        self._last_login = -1.0                 # when a child's login last ended
 
     # ---- phase 1: start the children, check this host --------------------------------------
     def stamp(self, what: str) -> None:
@@ -173,6 +180,10 @@ class TreeNode:
                          f"{len(node.ranks)} rank(s) start once every host is checked)")
                 pidfd = os.pidfd_open(proc.pid)
                 self.loop.add_reader(pidfd, partial(self._agent_ended, c, pidfd))
+                if proc.stdout is not None:  # over ssh: its login's end is seen
+                    self._spawned[c] = time.monotonic()
+                    os.set_blocking(proc.stdout.fileno(), False)
+                    self.loop.add_reader(proc.stdout.fileno(), partial(self._login_output, c))
             self.stamp(f"{len(self.procs)} agent(s) started, joining")
             self._deadlines = {c: self.loop.call_later(self.start_deadline(c),
                                                        partial(self._start_deadline, c))
@@ -211,14 +222,70 @@ class TreeNode:
         else:
             self.send_up(T_READY, os.getpid().to_bytes(4, "big"))
 
+    def slow_login(self) -> float:
+        """A login longer than this is reported even when the job starts."""
+        return max(SLOW_LOGIN, self.ssh.start_timeout / 4)
+
+    def _login_output(self, c: int) -> None:
+        """The child's ssh printed something: first the end of its login (LOGIN_MARK), then
+        anything its agent writes to stdout (dropped). A login that took long is reported; the
+        child's start deadline then runs again from the login's end, so a slow shell start-up
+        does not leave its agent no time of its own."""
+        proc = self.procs[c]
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        try:
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.loop.remove_reader(fd)
+            proc.stdout.close()
+            return
+        if c in self.login_took or LOGIN_MARK not in data:
+            return
+        self._last_login = time.monotonic()
+        took = self.login_took[c] = self._last_login - self._spawned[c]
+        host = self.nodes[c].host
+        self.stamp(f"host {host}: ssh login took {took:.3f} s")
+        if took > self.slow_login():
+            # Whole seconds: hosts alike fold into one line (gasnetrun.notes.group_notes).
+            self._note(f"host {host}: {WARNING}ssh login took {took:.0f} s before the agent "
+                       "ran: its shell start-up files (~/.bashrc, conda, environment modules)?")
+        timer = self._deadlines.get(c)
+        if timer is not None and c not in self.checked:
+            self.loop.cancel(timer)
+            self._deadlines[c] = self.loop.call_later(self.start_deadline(c),
+                                                      partial(self._start_deadline, c))
+
     def _start_deadline(self, c: int) -> None:
         if c in self.checked:
             return
+        now = time.monotonic()
+        if (c in self._spawned and c not in self.login_took and self._last_login >= 0
+                and now - self._last_login < self.ssh.start_timeout
+                and now - self._spawned[c] < LOGIN_QUEUE_CAP * self.start_deadline(c)):
+            # Its login has not ended, but other children's logins keep ending: logins that
+            # queue behind each other (a shell start-up file taking a lock, as pyenv's rehash
+            # does; a login node's limit) are slow, not lost. Wait while they move on.
+            self._deadlines[c] = self.loop.call_at(self._last_login + self.ssh.start_timeout,
+                                                   partial(self._start_deadline, c))
+            return
         seconds, host = self.start_deadline(c), self.nodes[c].host
         below = self._agents_below(c)
-        if c not in self.joined:
-            what = (f"host {host}: its agent did not answer within {seconds:g} s (ssh login "
-                    "included: slow shell start-up files?)")
+        if c not in self.joined and c in self._spawned and c not in self.login_took:
+            waited = time.monotonic() - self._spawned[c]
+            what = (f"host {host}: its ssh login had not finished after {waited:.1f} s (slow "
+                    "shell start-up files: ~/.bashrc, conda, environment modules?)")
+        elif c not in self.joined and c in self.login_took:
+            took = self.login_took[c]
+            waited = time.monotonic() - self._spawned[c] - took
+            what = (f"host {host}: its ssh login took {took:.1f} s, then its agent did not "
+                    f"answer within {waited:.1f} s")
+        elif c not in self.joined:
+            what = f"host {host}: its agent did not answer within {seconds:g} s"
         else:  # it joined; its own deadlines name whoever below it was lost, before this one
             what = (f"host {host}: its agent joined, but it and the {below} agent(s) it starts "
                     f"did not finish their checks within {seconds:g} s")

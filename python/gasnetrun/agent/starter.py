@@ -51,15 +51,25 @@ def encode_instructions(instructions: dict[str, object]) -> bytes:
     return f"{len(body)}\n".encode() + body
 
 
+# What the remote shell prints first, once its start-up files have run: the parent tells the
+# login's time from the agent's own start by it (a slow ~/.bashrc, conda or environment modules
+# show as a slow login, not as a slow agent).
+LOGIN_MARK = b"L"
+
+
 def start_agent(host: str, local: bool, ssh: SshSettings, instructions: dict[str, object],
                 workdir: str | None) -> subprocess.Popen:
+    """Its stdout (a remote agent's): LOGIN_MARK when the login is done, then whatever the
+    agent writes there (to be read and dropped)."""
     command = agent_command()
     if not local:
-        remote = shlex.join(command)
+        remote = f"exec {shlex.join(command)}"
         if workdir:
-            remote = f"cd {shlex.quote(workdir)} && exec {remote}"
+            remote = f"cd {shlex.quote(workdir)} && {remote}"
+        remote = f"printf {LOGIN_MARK.decode()} && {remote}"
         command = [*ssh.command, *BATCH_OPTIONS, *ssh.options, host, remote]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL if local else subprocess.PIPE,
                             start_new_session=True, close_fds=True,
                             preexec_fn=_die_with_parent if local else None)
     assert proc.stdin is not None
