@@ -105,7 +105,12 @@ def test_ex_bench_times_each_ex_call_beside_its_gasnet1_form(conduit):
                              env=env), conduit)
     by = {(r["bench"], r["size"]): r for r in recs}
     medium = max(r["size"] for r in recs if r["bench"] == "ex_np_medium_rtt")
-    for ratio, (size, base, subject) in EX_PAIRED.items():
+    # Remote atomics: a ping-pong of fetch-adds beside raw ones where the ranks share memory,
+    # a fetch-add round trip beside an AMShort's across the network.
+    atomics = ({"ad_fadd_pingpong_vs_raw": (8, "raw_fadd_pingpong", "ad_fadd_pingpong")}
+               if conduit == "smp" else
+               {"ad_fadd_rtt_vs_am_short": (8, "am_short_rtt", "ad_fadd_rtt")})
+    for ratio, (size, base, subject) in {**EX_PAIRED, **atomics}.items():
         for sz in ([size] if size is not None else [4096, medium]):
             r = by[(ratio, sz)]
             assert r["unit"] == "x" and r["better"] == "lower", r

@@ -40,6 +40,10 @@ def test_all_to_one_flood_of_100000_requests_loses_nothing(build, nranks, maxsiz
     assert_all_ok(result, "flood_test", nranks)
 
 
+# Not on udp;ofi_rxd: 4 ranks flooding each other with 64 KiB Mediums hung inside libfabric
+# 1.17's rxd in 2 of 3 recent full-suite runs (never in 40 runs alone); rxd's own raw inject
+# flood stalls too (csrc/conduits/ofi/README.md, Limits). It runs on tcp;ofi_rxm and shm.
+@pytest.mark.applies(lambda conduit, flavour, **_: not (conduit == "ofi" and flavour == "udp"))
 @pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
 def test_ranks_flooding_each_other_with_the_largest_mediums_lose_nothing(build, maxsize):
     """Every rank sends every other 64 KiB Medium requests answered by 64 KiB Medium replies,

@@ -60,6 +60,18 @@ def test_ex_rma_of_every_form_and_size_arrives_byte_for_byte(build, mode, maxsiz
     assert_all_ok(result, "ex_rma_test", 2)
 
 
+# Every conduit, with and without shared memory between the ranks: atomics done in place by
+# the caller (its own location, a neighbour's) and by the target's AM handler must agree.
+@pytest.mark.applies(lambda variant, nranks, **_: nranks == 2 or variant == "opt")
+@pytest.mark.parametrize("nranks", [2, 3])
+@pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
+def test_remote_atomics_match_a_sequential_model_and_count_exactly_under_contention(
+        build, nranks, maxsize):
+    env = {"GASNET_SUPERNODE_MAXSIZE": maxsize} if maxsize else {}
+    result = build.job(nranks, "ex_ratomic_test", "40", env=env, timeout=240)
+    assert_all_ok(result, "ex_ratomic_test", nranks)
+
+
 @pytest.mark.parametrize("how", ["gasnet1", "ex"])
 @pytest.mark.parametrize("maxsize", [None, "1"], ids=["pshm", "no-pshm"])
 def test_a_program_mixing_gasnet1_and_ex_calls(build, how, maxsize):
@@ -96,6 +108,16 @@ MISUSE = [
     ("wrong-kind", "AM Medium request with 0 arguments from rank "),
     ("bad-rank", "gex_AM_RequestShort to rank 2: the job has ranks 0..1"),
     ("outside-segment", "gex_RMA_PutBlocking of 8 bytes at"),
+    ("ad-float-bitwise", "gex_AD_Create: GEX_DT_FLT has no GEX_OP_AND (bitwise operations are "
+                         "for integer types)"),
+    ("ad-wrong-type", "gex_AD_OpNB_I64 on an atomic domain of GEX_DT_I32 (the call's type must "
+                      "be the domain's)"),
+    ("ad-op-not-created", "gex_AD_OpNB_I32: GEX_OP_SWAP is not among the operations its domain "
+                          "was created with"),
+    ("ad-bad-rank", "gex_AD_OpNBI_I64 to rank 2 of a team of 2 (ranks 0..1)"),
+    ("ad-destroyed", "gex_AD_OpNB_I32: the atomic domain "),
+    ("ad-outside-segment", "gex_AD_OpNB_I64: target "),
+    ("ad-null-result", "gex_AD_OpNB_I64: GEX_OP_FADD fetches a value, and result_p is NULL"),
 ]
 
 

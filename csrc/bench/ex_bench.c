@@ -11,11 +11,20 @@
  *   ex_imm_flood        rank 0 sends AMShorts with GEX_FLAG_IMMEDIATE, polling only after a
  *                       refusal: microseconds a message; ex_imm_refusals counts the refusals and
  *                       ex_imm_longest_call is the longest single call (it never waits)
+ *   ad_fadd             remote atomics. Where ranks 0 and 1 share memory: both add 1 in turn to
+ *                       a word of rank 1's segment (each waits for the other's add: a ping-pong
+ *                       of fetch-adds), with gex_AD_OpNB_I64 (GEX_OP_FADD, and GEX_OP_GET to
+ *                       wait), next to the same with __atomic_fetch_add and __atomic_load on the
+ *                       mapped word (raw_fadd_pingpong): microseconds a round (two adds).
+ *                       Across the network: rank 0's blocking fetch-add round trip to rank 1
+ *                       (ad_fadd_rtt) next to its AMShort round trip (am_short_rtt).
  * Usage: ex_bench [--json] [--quick] [--only NAME[,NAME...]] */
+#include <gasnet_ratomic.h>
+
 #include "bench_util.h"
 
 static const char *const names[] = {"ex_am_short_rtt", "ex_put_latency", "ex_np_medium_rtt",
-                                    "ex_imm_flood", NULL};
+                                    "ex_imm_flood", "ad_fadd", NULL};
 static gex_TM_t tm;
 static const char *path;
 static volatile long replies, flooded, stop;
@@ -153,6 +162,61 @@ static void imm_flood(long iters) {
   bench_report("ex_imm_longest_call", path, 0, "us", longest, iters);
 }
 
+/* ---- remote atomics ------------------------------------------------------------------------ */
+static gex_AD_t ad;
+
+/* One ping-pong of fetch-adds on the word: this rank adds when the count has its parity. */
+static double fadd_pingpong(int use_ad, int64_t *target, int64_t *mapped, long iters) {
+  int64_t parity = gasnet_mynode(), v;
+  long rounds = 0;
+  double t0 = now_us();
+  while (rounds < iters) {
+    if (use_ad) {
+      gex_Event_Wait(gex_AD_OpNB_I64(ad, &v, 1, target, GEX_OP_GET, 0, 0, 0));
+      if ((v & 1) != parity) continue;
+      gex_Event_Wait(gex_AD_OpNB_I64(ad, &v, 1, target, GEX_OP_FADD, 1, 0, 0));
+    } else {
+      if ((__atomic_load_n(mapped, __ATOMIC_ACQUIRE) & 1) != parity) continue;
+      __atomic_fetch_add(mapped, 1, __ATOMIC_SEQ_CST);
+    }
+    rounds++;
+  }
+  return (now_us() - t0) / (double)iters;
+}
+
+static void ad_pshm(const gasnet_seginfo_t *seg, long iters) {
+  gasnet_nodeinfo_t info[2];
+  gasnet_getNodeInfo(info, 2);
+  int64_t *target = (int64_t *)((uintptr_t)seg[1].addr + 4096); /* rank 1's address */
+  int64_t *mapped = (int64_t *)((uintptr_t)target + (gasnet_mynode() == 0 ? info[1].offset : 0));
+  double sa[64], sb[64], ratio[64], ta = 0, tb = 0;
+  for (int r = -1; r < repeats; r++) {
+    for (int k = 0; k < 2; k++) { /* which goes first alternates */
+      int use_ad = (k + r) & 1;
+      if (gasnet_mynode() == 1) *mapped = 0;
+      gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
+      double t = gasnet_mynode() < 2 ? fadd_pingpong(use_ad, target, mapped, iters) : 0;
+      gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
+      if (use_ad) tb = t;
+      else ta = t;
+    }
+    if (r < 0) continue;
+    sa[r] = ta, sb[r] = tb, ratio[r] = tb / ta;
+  }
+  if (gasnet_mynode() != 0) return;
+  bench_report("raw_fadd_pingpong", "pshm", 8, "us", sa, iters);
+  bench_report("ad_fadd_pingpong", "pshm", 8, "us", sb, iters);
+  bench_report_ratio("ad_fadd_pingpong_vs_raw", "pshm", 8, ratio, iters, 0);
+}
+
+static int64_t *ad_word; /* rank 1's word */
+static void ad_fadd_rtt_once(long i, size_t size) {
+  (void)i, (void)size;
+  static int64_t old;
+  gex_Event_Wait(gex_AD_OpNB_I64(ad, &old, 1, ad_word, GEX_OP_FADD, 1, 0, 0));
+  replies++; /* timed() counts completed round trips */
+}
+
 int main(int argc, char **argv) {
   gasnet_init(&argc, &argv);
   int quick = bench_args("ex_bench", argc, argv, names);
@@ -170,6 +234,7 @@ int main(int argc, char **argv) {
       {0, (gex_AM_Fn_t)ex_flood_h, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "flood"},
       {0, (gex_AM_Fn_t)ex_stop_h, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "stop"}};
   if (gex_EP_RegisterHandlers(ep, ex_table, 6) != GASNET_OK) gasnet_exit(1);
+  gex_AD_Create(&ad, tm, GEX_DT_I64, GEX_OP_FADD | GEX_OP_GET, 0);
   ex_ping = ex_table[0].gex_index, ex_pong = ex_table[1].gex_index;
   ex_mping = ex_table[2].gex_index, ex_mpong = ex_table[3].gex_index;
   ex_flood = ex_table[4].gex_index, ex_stop = ex_table[5].gex_index;
@@ -197,10 +262,16 @@ int main(int argc, char **argv) {
         paired("ex_fixed_medium_rtt", "ex_np_medium_rtt", "ex_np_medium_rtt_vs_fixed",
                fixed_medium, np_medium, 20000 / scale, sizes[s]);
     }
+    if (bench_wanted("ad_fadd") && !bench_same_supernode()) {
+      ad_word = (int64_t *)((uintptr_t)seg[1].addr + 4096);
+      paired("am_short_rtt", "ad_fadd_rtt", "ad_fadd_rtt_vs_am_short", g1_short,
+             ad_fadd_rtt_once, 100000 / scale, 8);
+    }
     gex_AM_RequestShort0(tm, 1, ex_stop, 0);
   } else if (gasnet_mynode() == 1) {
     GASNET_BLOCKUNTIL(stop);
   }
+  if (bench_wanted("ad_fadd") && bench_same_supernode()) ad_pshm(seg, 200000 / scale);
   if (bench_wanted("ex_imm_flood")) imm_flood(1000000 / scale);
   gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
   gasnet_exit(0);

@@ -107,6 +107,7 @@ void gasneti_attach_runtime(void) {
   done = true;
   gasneti_barrier_init();
   gasneti_rma_am_init();
+  gasneti_ratomic_init();
   gasneti_vis_am_init();
   gasneti_coll_am_init();
 }

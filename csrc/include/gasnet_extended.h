@@ -334,6 +334,7 @@ static inline void gasnet_memset_nbi(gasnet_node_t node, void *dest, int val, si
  * syncing nothing costs one load. */
 typedef struct {
   int64_t puts_out, gets_out;
+  int64_t rmws_out; /* GASNet-EX remote atomics other than SET and GET (GEX_EC_RMW) */
 } gasneti_nbi_counts_t;
 #if defined(GASNET_PAR) || defined(GASNET_PARSYNC)
 #ifdef __cplusplus

@@ -13,8 +13,17 @@
  *   noop-event         gex_Event_Wait(GEX_EVENT_NO_OP)
  *   wrong-kind         a Medium to a handler registered as Short-only
  *   outside-segment    gex_RMA_PutBlocking past the end of the peer's segment (debug build)
- *   bad-rank           gex_AM_RequestShort to rank = team size */
+ *   bad-rank           gex_AM_RequestShort to rank = team size
+ *   ad-float-bitwise   gex_AD_Create of GEX_DT_FLT with GEX_OP_AND
+ *   ad-wrong-type      gex_AD_OpNB_I64 on a domain of GEX_DT_I32
+ *   ad-op-not-created  gex_AD_OpNB_I32 with GEX_OP_SWAP on a domain made for GEX_OP_FADD
+ *   ad-bad-rank        gex_AD_OpNBI_I64 to rank = team size
+ *   ad-destroyed       gex_AD_OpNB_I32 on a destroyed domain
+ *   ad-outside-segment gex_AD_OpNB_I64 on a location past the end of the peer's segment
+ *   ad-null-result     gex_AD_OpNB_I64 with GEX_OP_FADD and result_p NULL */
 #include <string.h>
+
+#include <gasnet_ratomic.h>
 
 #include "ex_test_util.h"
 
@@ -33,6 +42,41 @@ static void register_all(void) {
   EX_SAFE(gex_EP_RegisterHandlers(ex_ep, table, 2));
   h_short = table[0].gex_index;
   h_nested = table[1].gex_index;
+}
+
+static void misuse_ad(const char *mode, gex_Rank_t peer) {
+  gex_AD_t ad;
+  int64_t result = 0;
+  int32_t r32 = 0;
+  void *base;
+  uintptr_t size;
+  EX_SAFE(gex_Segment_QueryBound(ex_tm, peer, &base, NULL, &size));
+  if (!strcmp(mode, "ad-float-bitwise")) {
+    gex_AD_Create(&ad, ex_tm, GEX_DT_FLT, GEX_OP_AND, 0);
+    return;
+  }
+  gex_AD_Create(&ad, ex_tm, strstr(mode, "I64") || !strcmp(mode, "ad-bad-rank") ||
+                                    !strcmp(mode, "ad-outside-segment") ||
+                                    !strcmp(mode, "ad-null-result")
+                                ? GEX_DT_I64 : GEX_DT_I32,
+                GEX_OP_FADD, 0);
+  if (!strcmp(mode, "ad-wrong-type")) {
+    gex_Event_Wait(gex_AD_OpNB_I64(ad, &result, peer, base, GEX_OP_FADD, 1, 0, 0));
+  } else if (!strcmp(mode, "ad-op-not-created")) {
+    gex_Event_Wait(gex_AD_OpNB_I32(ad, &r32, peer, base, GEX_OP_SWAP, 1, 0, 0));
+  } else if (!strcmp(mode, "ad-bad-rank")) {
+    gex_AD_OpNBI_I64(ad, &result, gex_TM_QuerySize(ex_tm), base, GEX_OP_FADD, 1, 0, 0);
+  } else if (!strcmp(mode, "ad-destroyed")) {
+    gex_AD_Destroy(ad);
+    gex_Event_Wait(gex_AD_OpNB_I32(ad, &r32, peer, base, GEX_OP_FADD, 1, 0, 0));
+  } else if (!strcmp(mode, "ad-outside-segment")) {
+    gex_Event_Wait(gex_AD_OpNB_I64(ad, &result, peer, (char *)base + size, GEX_OP_FADD, 1, 0, 0));
+  } else if (!strcmp(mode, "ad-null-result")) {
+    gex_Event_Wait(gex_AD_OpNB_I64(ad, NULL, peer, base, GEX_OP_FADD, 1, 0, 0));
+  } else {
+    fprintf(stderr, "ex_misuse_test: unknown mode '%s'\n", mode);
+    gasnet_exit(2);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -87,6 +131,8 @@ int main(int argc, char **argv) {
     gex_RMA_PutBlocking(ex_tm, peer, (char *)base + size, buf, 8, 0);
   } else if (!strcmp(mode, "bad-rank")) {
     gex_AM_RequestShort0(ex_tm, gex_TM_QuerySize(ex_tm), h_short, 0);
+  } else if (!strncmp(mode, "ad-", 3)) {
+    misuse_ad(mode, peer);
   } else {
     fprintf(stderr, "ex_misuse_test: unknown mode '%s'\n", mode);
     gasnet_exit(2);

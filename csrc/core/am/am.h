@@ -24,6 +24,8 @@ enum {
   GASNETI_HANDLER_VIS_GET = 11,   /* Medium request: runs to gather; replies VIS_GET_REPLY */
   GASNETI_HANDLER_VIS_GET_REPLY = 12, /* Medium reply: packed runs to scatter, then complete */
   GASNETI_HANDLER_COLL = 13,      /* Medium request: a piece of a collective's data (no reply) */
+  GASNETI_HANDLER_AD_OP = 14,     /* Short request: a remote atomic operation; replies AD_DONE */
+  GASNETI_HANDLER_AD_DONE = 15,   /* Short reply: its old value, then complete */
   GASNETI_HANDLER_LAST_INTERNAL = 127,
   GASNETI_HANDLER_FIRST_CLIENT = 128
 };

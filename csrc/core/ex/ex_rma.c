@@ -123,6 +123,8 @@ int gex_NBI_Test(gex_EC_t event_mask, gex_Flags_t flags) {
     return GASNET_ERR_NOT_READY;
   if ((event_mask & GEX_EC_PUT) && atomic_load_explicit(GASNETI_NBI_PUTS, memory_order_acquire))
     return GASNET_ERR_NOT_READY;
+  if ((event_mask & GEX_EC_RMW) && atomic_load_explicit(GASNETI_NBI_RMWS, memory_order_acquire))
+    return GASNET_ERR_NOT_READY;
   return GASNET_OK; /* AMs and local completion: done when issued */
 }
 
@@ -130,6 +132,7 @@ void gex_NBI_Wait(gex_EC_t event_mask, gex_Flags_t flags) {
   check_mask("gex_NBI_Wait", event_mask, flags);
   if (event_mask & GEX_EC_PUT) gasneti_wait_counter(GASNETI_NBI_PUTS);
   if (event_mask & GEX_EC_GET) gasneti_wait_counter(GASNETI_NBI_GETS);
+  if (event_mask & GEX_EC_RMW) gasneti_wait_counter(GASNETI_NBI_RMWS);
 }
 
 void gex_NBI_BeginAccessRegion(gex_Flags_t flags) {

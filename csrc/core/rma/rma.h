@@ -35,6 +35,7 @@ _Static_assert(sizeof(_Atomic int64_t) == sizeof(int64_t) &&
               "the nbi counters are shared as plain and atomic int64_t");
 #define GASNETI_NBI_PUTS ((_Atomic int64_t *)&gasneti_nbi_counts.puts_out)
 #define GASNETI_NBI_GETS ((_Atomic int64_t *)&gasneti_nbi_counts.gets_out)
+#define GASNETI_NBI_RMWS ((_Atomic int64_t *)&gasneti_nbi_counts.rmws_out)
 
 extern GASNETI_TLS gasneti_rma_thread_t gasneti_rma_td;
 
@@ -56,6 +57,8 @@ bool gasneti_op_done(gasneti_op_t *op);
 void gasneti_op_wait(gasneti_op_t *op);
 
 void gasneti_rma_am_init(void);
+/* The remote atomics' AM handlers (csrc/core/ratomic). */
+void gasneti_ratomic_init(void);
 
 /* The network path of the extended API (AMs, or RDMA where the conduit has it). */
 gasnet_handle_t gasneti_put_am(gasnet_node_t node, void *dest, const void *src, size_t n, int kind,
