@@ -72,3 +72,12 @@ def test_an_images_array_of_ones_in_seq(opt_build):
     result = opt_build.job(2, "coll_images_test", "2", timeout=120)
     assert result.returncode == 0, result.describe()
     assert result.stdout.count("OK") == 2, result.describe()
+
+
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_no_rank_leaves_coll_init_before_every_rank_entered_it(build, nranks):
+    """gasnet_coll_init has GASNet 1.x's barrier inside (a client's start-up relies on it)."""
+    env = None if build.conduit == "smp" else {"GASNET_SUPERNODE_MAXSIZE": "1"}
+    result = build.job(nranks, "coll_init_order_test", env=env, timeout=120)
+    assert result.returncode == 0, result.describe()
+    assert "left early 0" in result.stdout, result.describe()

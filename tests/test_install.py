@@ -320,7 +320,8 @@ def test_client_project_configure_refuses_what_is_not_an_install(tmp_path):
 def test_tools_library_is_installed_for_programs_without_a_conduit(prefix, tmp_path):
     for mode in ("seq", "par"):
         assert (prefix / "lib" / f"libgasnet_tools-{mode}.a").is_file()
-        assert f"-lgasnet_tools-{mode}" in (prefix / "include" / f"gasnet_tools-{mode}.mak").read_text()
+        assert f"GASNETTOOLS_TOOLLIB_NAME = gasnet_tools-{mode}\n" in \
+            (prefix / "include" / f"gasnet_tools-{mode}.mak").read_text()
     (tmp_path / "t.c").write_text("#include <gasnet_tools.h>\n#include <stdio.h>\n"
                                   "int main(void) { printf(\"%d\\n\", gasnett_cpu_count() > 0); }\n")
     (tmp_path / "Makefile").write_text(
@@ -357,3 +358,65 @@ def test_man_pages_are_installed_where_man_finds_them(prefix, name, option):
     assert where.stdout.strip() == str(page), where.stdout + where.stderr
     shown = subprocess.run(["man", name], env=env, capture_output=True, text=True)
     assert shown.returncode == 0 and option in shown.stdout, shown.stdout[:500] + shown.stderr
+
+
+GASNET1_NAMES_MAKEFILE = """\
+include $(GASNET_MAK)
+include $(TOOLS_MAK)
+all: hello tools toolscxx
+\t@echo "LD_REQUIRES_CXX=[$(GASNET_LD_REQUIRES_CXX)]"
+\t@echo "TOOLLIB=[$(GASNETTOOLS_TOOLLIB_NAME)]"
+# GASNet 1.x's own test rules, in their words: the parts of the aliases, the MANUAL_* hooks.
+hello: hello.c
+\t$(GASNET_CC) $(GASNET_MISC_CPPFLAGS) $(GASNET_DEFINES) $(GASNET_INCLUDES) \\
+\t  $(GASNET_OPT_CFLAGS) $(GASNET_MISC_CFLAGS) $(MANUAL_CFLAGS) -c hello.c -o hello.o
+\t$(GASNET_LD) $(GASNET_LDFLAGS) -o hello hello.o $(GASNET_LIBDIRS) $(GASNET_LIBS) -lamudp
+tools: tools.c
+\t$(GASNETTOOLS_CC) $(GASNETTOOLS_CPPFLAGS) $(GASNETTOOLS_CFLAGS) -c -o tools.o tools.c
+\t$(GASNETTOOLS_LD) $(GASNETTOOLS_LDFLAGS) -o tools tools.o $(GASNETTOOLS_LIBS)
+toolscxx: tools.cc
+\t$(GASNETTOOLS_CXX) $(GASNETTOOLS_CPPFLAGS) $(GASNETTOOLS_CXXFLAGS) -c -o toolscxx.o tools.cc
+\t$(GASNETTOOLS_CXX) $(GASNETTOOLS_CXXFLAGS) $(GASNETTOOLS_LDFLAGS) -o toolscxx toolscxx.o \\
+\t  $(GASNETTOOLS_LIBS)
+"""
+
+TOOLS_PROGRAM = """\
+#include <gasnet_tools.h>
+#include <stdio.h>
+#if !defined(MANUAL_SEEN) || MANUAL_SEEN != 42
+#error MANUAL_CFLAGS or MANUAL_CXXFLAGS did not reach the compile
+#endif
+int main(void) {
+  gasnett_atomic_t a = gasnett_atomic_init(1);
+  gasnett_atomic_increment(&a, 0);
+  printf("tools %u %s\\n", (unsigned)gasnett_atomic_read(&a, 0), GASNETT_THREAD_MODEL_STR);
+  return 0;
+}
+"""
+
+
+def test_gasnet1_make_variables_manual_hooks_and_the_amudp_name(prefix, tmp_path):
+    """What GASNet 1.x's fragments name besides the aliases, as clients' Makefiles and 1.x's
+    testtools rules use them (GASNETTOOLS_LD, GASNETTOOLS_CXX...), the MANUAL_* hooks a user
+    sets on make's command line, and -lamudp (Realm's udp link line) linking as before."""
+    program = (ROOT / "examples" / "hello_ring.c").read_text()
+    (tmp_path / "hello.c").write_text("#if MANUAL_SEEN != 42\n#error MANUAL_CFLAGS\n#endif\n"
+                                      + program)
+    (tmp_path / "tools.c").write_text(TOOLS_PROGRAM)
+    (tmp_path / "tools.cc").write_text(TOOLS_PROGRAM)
+    (tmp_path / "Makefile").write_text(GASNET1_NAMES_MAKEFILE)
+    proc = subprocess.run(["make", f"GASNET_MAK={prefix}/include/udp-conduit/udp-par.mak",
+                           f"TOOLS_MAK={prefix}/include/gasnet_tools-par.mak",
+                           "MANUAL_CFLAGS=-DMANUAL_SEEN=42", "MANUAL_CXXFLAGS=-DMANUAL_SEEN=42"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "LD_REQUIRES_CXX=[]" in proc.stdout and "TOOLLIB=[gasnet_tools-par]" in proc.stdout
+    assert "-lamudp" in proc.stdout and "g++ " in proc.stdout, proc.stdout
+    for name in ("tools", "toolscxx"):
+        run = subprocess.run([str(tmp_path / name)], capture_output=True, text=True, timeout=30)
+        assert run.stdout == "tools 2 PAR\n", run.stdout + run.stderr
+    run = subprocess.run([str(prefix / "bin" / "gasnetrun"), "-n", "2", str(tmp_path / "hello")],
+                         env=job_env(conduit_env("udp")), capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("token went") == 2, run.stdout

@@ -1,5 +1,6 @@
 """The GASNet tools (gasnet_tools.h): the standalone libgasnet_tools-{seq,par} run by a program
 with no conduit, and the same tools inside every conduit library for GASNet clients."""
+import re
 import subprocess
 
 import pytest
@@ -88,3 +89,30 @@ def test_gasnet1_harness_surface_of_gasnet_h_and_the_tools(build, mode):
     assert result.stdout.count("OK") == 2, result.describe()
     warning = "performance warnings: ''" if build.name == "opt" else "debugging"
     assert warning in result.stdout, result.describe()
+
+
+@pytest.mark.parametrize("mode", ["seq", "par"])
+def test_the_runtimes_self_test_passes_on_every_conduit(build, mode):
+    """gasnett_run_diagnostics (GASNet 1.x's testinternal calls it): every section on 3 ranks
+    (the last one pairs with itself), 3 threads in PAR."""
+    result = build.job(3, "diagnostics_test", "150", "3", mode=mode, timeout=240)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.count("errors 0") == 3, result.describe()
+    threads = "3 threads" if mode == "par" else "1 thread"
+    for letter in "ABCD":
+        assert re.search(rf"^gasnett_run_diagnostics: {letter}: .*, 150 iterations, {threads}$",
+                         result.stdout, re.M), result.describe()
+    assert "gasnett_run_diagnostics: E: barriers" in result.stdout, result.describe()
+
+
+def test_the_self_test_names_a_section_it_lacks_and_skips_ams_without_its_handlers(variant_build):
+    result = variant_build.job(2, "diagnostics_test", "20", "1", "AbZ", mode="par")
+    assert result.returncode == 1, result.describe()
+    assert "section -: test section 'Z' is not one of A-E" in result.stderr, result.describe()
+    assert "gasnett_run_diagnostics: B: timers" in result.stdout, result.describe()
+    assert "gasnett_run_diagnostics: C:" not in result.stdout, result.describe()
+    result = variant_build.job(2, "diagnostics_test", "20", "1", "", "nohandlers")
+    assert result.returncode == 0, result.describe()
+    assert re.search(r"C: active messages .*: skipped \(the table of "
+                     r"gasnett_diagnostic_gethandlers was not asked for\)", result.stdout)
+    assert "gasnett_run_diagnostics: E: barriers" in result.stdout, result.describe()

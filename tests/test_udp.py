@@ -334,6 +334,25 @@ def test_prog_n_with_spawnfn_l_hands_the_job_to_gasnetrun(udp_build):
     assert proc.returncode == 7, proc.stdout + proc.stderr
 
 
+def test_prog_n_passes_on_the_gasnet_names_the_program_set_itself_with_a_warning(udp_build):
+    """A client that sets GASNET_* names before gasnet_init (GASNet 1.x's, a misspelt one of its
+    own) and is started as 'prog N' runs: its user cannot give gasnetrun --allow-unknown-knobs
+    through the client's launcher, so the names are warned of, never refused."""
+    proc = spawnfn_run(udp_build, [udp_build.test_program("env_test"), "2",
+                                   "--setenv=GASNET_IB_SPAWNER=mpi",
+                                   "--setenv=GASNET_PHYSMEM_NOPROBE=1",
+                                   "--setenv=GASNET_EXITTIMEOUTT=5", "GASNET_IB_SPAWNER",
+                                   "GASNET_EXITTIMEOUTT"], "L")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for rank in "01":
+        for said in ("GASNET_IB_SPAWNER=mpi", "GASNET_EXITTIMEOUTT=5"):
+            assert f"rank {rank} host" in proc.stdout and said in proc.stdout, proc.stdout
+    assert ("GASNET_EXITTIMEOUTT (from environment) is not a GASNet knob (did you mean "
+            "GASNET_EXITTIMEOUT?)") in proc.stderr, proc.stderr
+    assert ("GASNET_PHYSMEM_NOPROBE (from environment) is a GASNet variable this implementation "
+            "does not read") in proc.stderr, proc.stderr
+
+
 def test_prog_n_with_spawnfn_s_hands_the_job_to_the_ssh_spawner(udp_build):
     """S: the job goes to gasnetrun's ssh spawner, which takes its hosts from
     GASNET_SSH_SERVERS (here none, so it says what it needs)."""

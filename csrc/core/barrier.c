@@ -66,12 +66,18 @@ static gasnet_node_t *leaders;     /* leader of each group */
 static int nleaders, leader_rounds;
 static int my_leader_index = -1;
 
+/* This thread waits (or tries) in a barrier: a barrier message it runs ends the poll, so that
+ * the wait looks at its barrier before running what arrived after (gasneti_poll_stop). A thread
+ * of its own (udp's receive thread) that runs the message is not stopped. */
+static GASNETI_TLS bool waiting_here;
+
 static void barrier_handler(gasnet_token_t token, gasnet_handlerarg_t ph, gasnet_handlerarg_t round,
                             gasnet_handlerarg_t bits, gasnet_handlerarg_t id) {
   (void)token;
   vote_t v = {bits & 1, id, (bits >> 1) & 1};
   inbox[ph & 1][round].vote = v;
   atomic_store_explicit(&inbox[ph & 1][round].phase, (uint32_t)ph, memory_order_release);
+  if (waiting_here) gasneti_poll_stop = true;
 }
 
 void gasneti_barrier_init(void) {
@@ -167,8 +173,8 @@ static void check_context(const char *what) {
                        "handlers (a handler must not wait for other ranks)", what);
 }
 
-/* The public names are macros (gasnet.h) that pass the caller's source line to the _at forms;
- * the parenthesised definitions below are the functions of the same names. */
+/* The _at forms take a source line for the library's own callers (gasnet.h says why the public
+ * names are plain functions). */
 void gasneti_barrier_notify_at(const char *loc, int id, int flags) {
   check_context("gasnet_barrier_notify");
   if (GASNETI_UNLIKELY(gasneti_trace_active))
@@ -189,6 +195,9 @@ void gasneti_barrier_notify_at(const char *loc, int id, int flags) {
   for (int i = 0; i < nmembers; i++)
     if (members[i] != gasneti_mynode && (nleaders == 1 || members[i] == group_leader))
       gasneti_wake_peer(gasneti_host_local[members[i]]);
+  /* A leader's first message goes now, not at the wait: a rank that computes between notify
+   * and wait (the split phase's point) does not hold the others up. */
+  (void)progress();
 }
 
 static int finish(int id, int flags) {
@@ -202,7 +211,13 @@ int gasneti_barrier_wait_at(const char *loc, int id, int flags) {
   check_context("gasnet_barrier_wait");
   if (!notified) gasneti_fatalerror("gasnet_barrier_wait without a preceding notify");
   double start = gasneti_trace_active ? gasneti_trace_now() : 0;
-  while (!progress()) gasneti_wait_step();
+  /* Only the wait's own polls stop at a barrier message: progress() may send, and a credit
+   * wait there serves the conduit directly, which must deliver everything. */
+  while (!progress()) {
+    waiting_here = true;
+    gasneti_wait_step();
+    waiting_here = gasneti_poll_stop = false;
+  }
   int rc = finish(id, flags);
   if (GASNETI_UNLIKELY(gasneti_trace_active))
     gasneti_trace_barrier(loc, "BARRIER_WAIT", id, flags, start, rc);
@@ -217,7 +232,9 @@ int gasneti_barrier_at(const char *loc, int id, int flags) {
 static int barrier_try(int id, int flags) {
   check_context("gasnet_barrier_try");
   if (!notified) gasneti_fatalerror("gasnet_barrier_try without a preceding notify");
+  waiting_here = true;
   gasneti_poll(GASNETI_POLL_ALL);
+  waiting_here = gasneti_poll_stop = false;
   if (!progress()) {
     gasneti_wait_yield(); /* the caller loops on try: yield, but a try never sleeps */
     return GASNET_ERR_NOT_READY;
@@ -240,10 +257,10 @@ bool gasneti_barrier_advance(void) {
   return true;
 }
 
-void(gasnet_barrier_notify)(int id, int flags) { gasneti_barrier_notify_at(NULL, id, flags); }
-int(gasnet_barrier_wait)(int id, int flags) { return gasneti_barrier_wait_at(NULL, id, flags); }
-int(gasnet_barrier)(int id, int flags) { return gasneti_barrier_at(NULL, id, flags); }
-int(gasnet_barrier_try)(int id, int flags) { return gasneti_barrier_try_at(NULL, id, flags); }
+void gasnet_barrier_notify(int id, int flags) { gasneti_barrier_notify_at(NULL, id, flags); }
+int gasnet_barrier_wait(int id, int flags) { return gasneti_barrier_wait_at(NULL, id, flags); }
+int gasnet_barrier(int id, int flags) { return gasneti_barrier_at(NULL, id, flags); }
+int gasnet_barrier_try(int id, int flags) { return gasneti_barrier_try_at(NULL, id, flags); }
 
 int gasnet_barrier_result(int *id) {
   if (id) *id = result.anon ? 0 : result.id;

@@ -112,6 +112,12 @@ extern const gasneti_bootstrap_t *gasneti_boot;
 /* Which incoming queues to serve: request handlers may only drain replies while they wait. */
 enum { GASNETI_POLL_REPLIES = 1, GASNETI_POLL_REQUESTS = 2, GASNETI_POLL_ALL = 3 };
 int gasneti_poll(int which);
+/* Set by the barrier's handler while this thread waits in a barrier: the poll that ran it
+ * delivers nothing more (each conduit's delivery loop and PSHM's look at it between messages),
+ * so the wait sees its barrier complete before it runs messages that arrived after the one
+ * completing it; a client handler run inside the wait would otherwise see a message its sender
+ * sent only after passing the barrier. Each poll clears it as it starts. */
+extern GASNETI_TLS bool gasneti_poll_stop;
 /* One step of a wait loop that must keep serving AMs (wait_step in gasnet.h is the client's). */
 void gasneti_wait_backoff(void);
 /* The same for a loop the client runs (gasnet_AMPoll, a try): yields, never sleeps. */

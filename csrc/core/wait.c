@@ -182,10 +182,14 @@ int gasnet_set_waitmode(int mode) {
   return GASNET_OK;
 }
 
+GASNETI_TLS bool gasneti_poll_stop;
+
 int gasneti_poll(int which) {
   gasneti_exit_check();
   if (!which) return 0;
-  int ran = gasneti_pshm_poll(which) + gasnetc_poll(which);
+  gasneti_poll_stop = false;
+  int ran = gasneti_pshm_poll(which);
+  if (GASNETI_LIKELY(!gasneti_poll_stop)) ran += gasnetc_poll(which);
 #ifdef GASNETI_CAN_SLEEP
   if (GASNETI_UNLIKELY(idle_since >= 0) && ran) found_work(); /* (only a sleeper sets it) */
 #endif

@@ -250,15 +250,15 @@ int gasnet_barrier_try(int id, int flags);
 /* After a completed barrier: GASNET_BARRIERFLAG_ANONYMOUS if every rank was anonymous,
  * otherwise 0; *id is set to the barrier's name (0 when anonymous). */
 int gasnet_barrier_result(int *id);
-/* The same, with the caller's source line; the macros below make every call pass it. */
+/* The same, with the caller's source line (the EX barriers and the library's own callers).
+ * The four GASNet-1 names stay functions, not macros, as in GASNet 1.29: clients declare
+ * names of their own that clash with a function-like macro (a C++ `void gasnet_barrier(void)`
+ * in a namespace) and take their addresses. A barrier is traced at the line the client last
+ * set with GASNETT_TRACE_SETSOURCELINE, as GASNet's are. */
 void gasneti_barrier_notify_at(const char *loc, int id, int flags);
 int gasneti_barrier_wait_at(const char *loc, int id, int flags);
 int gasneti_barrier_at(const char *loc, int id, int flags);
 int gasneti_barrier_try_at(const char *loc, int id, int flags);
-#define gasnet_barrier_notify(id, flags) gasneti_barrier_notify_at(GASNETI_SRCLOC, id, flags)
-#define gasnet_barrier_wait(id, flags) gasneti_barrier_wait_at(GASNETI_SRCLOC, id, flags)
-#define gasnet_barrier(id, flags) gasneti_barrier_at(GASNETI_SRCLOC, id, flags)
-#define gasnet_barrier_try(id, flags) gasneti_barrier_try_at(GASNETI_SRCLOC, id, flags)
 
 #include <gasnet_extended.h> /* put/get/memset, handles, access regions, value forms */
 

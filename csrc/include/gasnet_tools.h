@@ -319,7 +319,10 @@ typedef pthread_rwlock_t gasnett_rwlock_t;
 #endif
 #define GASNETT_THREADKEY_DECLARE(key) extern GASNETT_THREAD_LOCAL_ void *gasnett_threadkey_##key
 #define GASNETT_THREADKEY_DEFINE(key) GASNETT_THREAD_LOCAL_ void *gasnett_threadkey_##key
-#define gasnett_threadkey_init(key) ((void)0)
+/* A thread_local needs no creation: GASNet 1.x created a pthread key here on first use. The
+ * function keeps GASNet 1.x's name, as clients take its address (Realm's activemsg.h). */
+static inline void _gasneti_threadkey_init(void **key) { (void)key; }
+#define gasnett_threadkey_init(key) _gasneti_threadkey_init(&gasnett_threadkey_##key)
 #define gasnett_threadkey_get(key) (gasnett_threadkey_##key)
 #define gasnett_threadkey_set(key, val) ((void)(gasnett_threadkey_##key = (void *)(val)))
 #define gasnett_threadkey_get_noinit(key) gasnett_threadkey_get(key)
@@ -417,6 +420,11 @@ void gasnett_freezeForDebuggerNow(volatile int *flag, const char *flagsymname);
 /* Freezes (on gasnet_frozen) when GASNET_FREEZE_ON_ERROR is set; else returns at once. */
 void gasnett_freezeForDebuggerErr(void);
 
+/* The trace printf of a build that traces nothing (the tools alone, below). A function, so that
+ * clients may take it as a designator; GASNet 1.x's name, whose address clients take (Realm's
+ * activemsg.h) with or without the library. */
+static inline void _gasnett_trace_printf_noop(const char *fmt, ...) { (void)fmt; }
+
 #ifdef GASNET_H
 /* A GASNet client's own trace and statistics lines (GASNet-1's GASNETT_TRACE_* and
  * GASNETT_STATS_*; docs/tracing.md): messages under category H in the rank's trace and
@@ -471,9 +479,8 @@ extern void (*gasnett_stats_callback)(void (*format)(const char *, ...));
  * take them as function designators. */
 #define GASNETT_TRACE_ENABLED 0
 #define GASNETT_STATS_ENABLED 0
-static inline void gasnett_trace_printf_noop_(const char *fmt, ...) { (void)fmt; }
-#define GASNETT_TRACE_PRINTF gasnett_trace_printf_noop_
-#define GASNETT_TRACE_PRINTF_FORCE gasnett_trace_printf_noop_
+#define GASNETT_TRACE_PRINTF _gasnett_trace_printf_noop
+#define GASNETT_TRACE_PRINTF_FORCE _gasnett_trace_printf_noop
 #define GASNETT_TRACE_GETMASK() ""
 #define GASNETT_TRACE_SETMASK(mask) ((void)(mask))
 #define GASNETT_TRACE_GET_TRACELOCAL() 0
@@ -500,6 +507,15 @@ static inline void gasnett_trace_printf_noop_(const char *fmt, ...) { (void)fmt;
 #else
 #define GASNETT_MAX_THREADS 256
 #endif
+/* The runtime's self-test, GASNet 1.x's interface (its testinternal): collective, called by one
+ * thread of every rank after gasnet_attach registered the table gasnett_diagnostic_gethandlers
+ * gives (the active-message section is skipped without it). Sections A-E (atomics and locks,
+ * timers, AMs, RMA, barriers), all when testsections is NULL or empty, else the letters named;
+ * a PAR build runs A-D on threadcnt threads. Every failed check is said on stderr naming the
+ * section and what broke; the result is their count on this rank (0: all passed). */
+int gasnett_run_diagnostics(int iters, int threadcnt, const char *testsections,
+                            const gasnet_seginfo_t *seginfo);
+void gasnett_diagnostic_gethandlers(gasnet_handlerentry_t **htable, int *htable_cnt);
 /* VIS operands as text (for tracing and test failures): each _bufsz says how large a buffer
  * the matching formatter needs. The lists' extents come back as statistics. */
 size_t gasnett_format_memveclist_bufsz(size_t count);

@@ -12,4 +12,9 @@ NOT_IMPLEMENTED = frozenset({
     "GASNET_SSH_KEEPDIR", "GASNET_MASTERIP", "GASNET_WORKERIP",
     "GASNET_PSHM_NETWORK_DEPTH", "GASNET_HOST_DETECT", "GASNET_COLL_ENABLE_SEARCH",
     "GASNET_VIS_AMPIPE", "GASNET_VIS_REMOTECONTIG",
+    # GASNet 1.x names clients still set before gasnet_init (Legion/Realm 17.02 sets the first
+    # three): the physical-memory probe's off switch, ibv's spawner choice before 1.26 named it
+    # GASNET_SPAWNER, and ibv's AMs over RDMA, its queue pairs and its XRC.
+    "GASNET_PHYSMEM_NOPROBE", "GASNET_IB_SPAWNER", "GASNET_AMRDMA_MAX_PEERS",
+    "GASNET_NUM_QPS", "GASNET_USE_XRC",
 })

@@ -52,8 +52,9 @@ int main(int argc, char **argv) {
   unsigned int saved_line = 0, line = 0;
   GASNETT_TRACE_GETSOURCELINE(&saved_file, &saved_line); /* saved, as a library does */
   if (me == 0) printf("getsourceline %s %u\n", saved_file, saved_line);
-  gasnet_barrier_notify(1, 0); /* calls at other lines */
+  gasnet_barrier_notify(1, 0);
   gasnet_barrier_wait(1, 0);
+  gasnet_get(local, right, remote, 8); /* a call at another line */
   GASNETT_TRACE_GETSOURCELINE(&file, &line);
   if (me == 0) printf("barrier_line %s %u\n", file, line);
   GASNETT_TRACE_SETSOURCELINE(saved_file, saved_line); /* and restored */

@@ -283,7 +283,7 @@ int ibv_recv_am(struct ibv_wc *wc, int hca, int which) {
 
 int ibv_run_deferred(void) {
   int ran = 0;
-  for (;;) {
+  while (!gasneti_poll_stop) {
     ibv_lock_take();
     deferred_t *d = deferred_head;
     if (d) {
@@ -296,6 +296,7 @@ int ibv_run_deferred(void) {
     free(d);
     ran++;
   }
+  return ran;
 }
 
 bool ibv_have_deferred(void) { return deferred_head != NULL; }

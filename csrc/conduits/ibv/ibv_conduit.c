@@ -183,8 +183,11 @@ int ibv_poll_network(int which) {
         gasneti_fatalerror("ibv: the receive completion queue of %s failed (overrun)",
                            ibv.hca[h].name);
       for (int i = 0; i < got; i++) {
+        /* Once a barrier message stopped the poll (gasneti_poll_stop), the batch's requests
+         * wait aside for the next poll, as a handler's poll keeps them. */
+        int now = GASNETI_UNLIKELY(gasneti_poll_stop) ? which & ~GASNETI_POLL_REQUESTS : which;
         if (ibv.ud && wc[i].qp_num == ibv.ud->qp_num) ibv_ud_recv(&wc[i]);
-        else ran += ibv_recv_am(&wc[i], h, which);
+        else ran += ibv_recv_am(&wc[i], h, now);
       }
     }
 #if GASNETI_THREADS
@@ -193,7 +196,8 @@ int ibv_poll_network(int which) {
 #endif
   if (ibv_conn_waiting()) ibv_conn_timers(ibv_now());
   ibv_lock_drop();
-  if ((which & GASNETI_POLL_REQUESTS) && ibv_have_deferred()) ran += ibv_run_deferred();
+  if ((which & GASNETI_POLL_REQUESTS) && !gasneti_poll_stop && ibv_have_deferred())
+    ran += ibv_run_deferred();
   return ran;
 }
 

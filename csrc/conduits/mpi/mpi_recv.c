@@ -105,7 +105,7 @@ static void defer(int src, const uint8_t *buf, uint32_t len) {
 
 static int run_deferred(void) {
   int ran = 0;
-  for (;;) {
+  while (!gasneti_poll_stop) { /* a barrier message stops it, as the batch below */
     gasnetc_mpi_lock_take();
     deferred_t *d = deferred_head;
     if (d && !(deferred_head = d->next)) deferred_tail = &deferred_head;
@@ -115,6 +115,7 @@ static int run_deferred(void) {
     free(d);
     ran++;
   }
+  return ran;
 }
 
 static void repost(int slot) {

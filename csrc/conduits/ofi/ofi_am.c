@@ -325,7 +325,7 @@ bool ofi_deferred_pending(void) { return deferred_head != NULL; }
 
 int ofi_run_deferred(void) {
   int ran = 0;
-  for (deferred_t *d; (d = deferred_head);) {
+  for (deferred_t *d; !gasneti_poll_stop && (d = deferred_head);) {
     deferred_head = d->next;
     if (!deferred_head) deferred_tail = &deferred_head;
     run((ofi_msg_t *)(void *)d->data, d->len);
@@ -338,6 +338,7 @@ int ofi_run_deferred(void) {
 int ofi_deliver(int which) {
   int ran = 0;
   for (;;) {
+    if (GASNETI_UNLIKELY(gasneti_poll_stop)) return ran; /* the rest waits for the next poll */
     ofi_lock_take();
     if (!ofi.arrived_count) {
       ofi_lock_drop();

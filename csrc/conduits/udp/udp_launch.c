@@ -77,9 +77,13 @@ void gasnetc_unlaunched(int *argc_p, char ***argv_p) {
   snprintf(count, sizeof count, "%ld", n);
   /* gasnetrun -n N -spawner=local|ssh <this program> args-after-N (hosts of ssh: GASNET_SSH_SERVERS,
    * which gasnetrun reads from the environment this process passes on). */
-  char **args = gasneti_calloc((size_t)*argc + 5, sizeof *args);
+  char **args = gasneti_calloc((size_t)*argc + 6, sizeof *args);
   int k = 0;
   args[k++] = runner;
+  /* GASNET_* names the program set itself before gasnet_init (GASNet 1.x names a client still
+   * sets, a misspelt name of its own) are its business: warned of, never refused. Its user has
+   * no way to pass this option through the client's own launcher. */
+  args[k++] = "--allow-unknown-knobs";
   args[k++] = "-n";
   args[k++] = count;
   args[k++] = fn[0] == 'S' ? "-spawner=ssh" : "-spawner=local";

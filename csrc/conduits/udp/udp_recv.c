@@ -469,7 +469,7 @@ static void run_packet(int src, uint8_t *data, uint32_t len) {
 
 int udp_deliver_ready(void) {
   int ran = 0;
-  for (int budget = 64; budget > 0; budget--) {
+  for (int budget = 64; budget > 0 && !gasneti_poll_stop; budget--) {
     udp_lock_take();
     if (!nready) {
       udp_lock_drop();

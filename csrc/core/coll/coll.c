@@ -527,6 +527,10 @@ void gasnet_coll_init(const gasnet_image_t images[], gasnet_image_t my_image_arg
     first_image_of_mine = (int)gasneti_mynode;
     if (images) set_images(images);
     initialized = true;
+    /* Collective, with a barrier inside, as GASNet 1.x's: a client sets up what its handlers
+     * need before gasnet_coll_init and starts sending after it (Realm's start-up), so no rank
+     * leaves it before every rank is in it. */
+    gasneti_barrier_at(NULL, 0, GASNET_BARRIERFLAG_ANONYMOUS);
   }
   if (images_total) {
     int first = first_image_of_mine, last = first + (int)mine - 1;

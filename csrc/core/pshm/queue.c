@@ -80,7 +80,7 @@ static inline bool ring_ready(const gasneti_ring_rx_t *rx) {
 /* Runs up to max waiting messages of one ring; returns how many ran. */
 static int drain(gasneti_ring_rx_t *rx, bool requests, int max) {
   int ran = 0;
-  while (ran < max && ring_ready(rx)) {
+  while (ran < max && !gasneti_poll_stop && ring_ready(rx)) {
     gasneti_slot_t *s = gasneti_slot_at(rx->slots, rx->received);
     gasneti_am_t am = {.category = s->category, .handler = s->handler, .nargs = s->nargs,
                        .flags = s->flags & (GASNETI_AM_FRAG | GASNETI_AM_TAIL),
