@@ -89,3 +89,57 @@ def test_cxx_client_of_every_api_runs(tmp_path, compiler, std, conduit):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("68 replies, 0 bad arguments") == 2, proc.stdout + proc.stderr
+
+
+# What a GASNet-1-era C++ client (Realm 17.02's activemsg.h and lowlevel.cc) writes: its own
+# gasnet_barrier in a namespace, the addresses of the barrier functions and of two static
+# functions of GASNet 1.x's headers it names to silence unused-function warnings.
+NAMES_CLIENT = """\
+#include <gasnet.h>
+#include <gasnet_tools.h>
+static const void *ignore1 __attribute__((unused)) = (void *)_gasneti_threadkey_init;
+static const void *ignore2 __attribute__((unused)) = (void *)_gasnett_trace_printf_noop;
+GASNETT_THREADKEY_DEFINE(mykey);
+namespace client {
+  void gasnet_barrier(void) {
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+  }
+}
+extern "C" int gasnet_barrier(int id, int flags); /* as GASNet 1.x declares it */
+int main(int argc, char **argv) {
+  void (*notify)(int, int) = &gasnet_barrier_notify;
+  int (*wait)(int, int) = gasnet_barrier_wait, (*both)(int, int) = gasnet_barrier;
+  int (*attempt)(int, int) = gasnet_barrier_try;
+  if (gasnet_init(&argc, &argv) != GASNET_OK || gasnet_attach(NULL, 0, 4096, 0) != GASNET_OK)
+    return 1;
+  gasnett_threadkey_init(mykey);
+  gasnett_threadkey_set(mykey, &argc);
+  client::gasnet_barrier();
+  notify(1, 0);
+  while (attempt(1, 0) == GASNET_ERR_NOT_READY) continue;
+  notify(2, 0);
+  int rc = wait(2, 0) | both(3, 0) | ::gasnet_barrier(4, 0);
+  printf("rank %d barriers %d key %d\\n", (int)gasnet_mynode(), rc,
+         gasnett_threadkey_get(mykey) == &argc);
+  gasnet_exit(0);
+  return 0;
+}
+"""
+
+
+def test_a_client_declares_its_own_gasnet_barrier_and_takes_1x_names_addresses(tmp_path):
+    """The barrier calls are functions, as in GASNet 1.x, not function-like macros a client's
+    own declaration would clash with."""
+    build = built("opt", "smp")
+    src, out = tmp_path / "names.cc", tmp_path / "names"
+    src.write_text(NAMES_CLIENT)
+    proc = subprocess.run(["g++", "-std=c++11", "-Wall", "-Wextra", "-Werror", *flags(build),
+                           str(src), "-o", str(out), f"-L{build.path / 'lib'}",
+                           "-lgasnet-smp-seq", "-pthread", "-lrt", "-lm"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    run = subprocess.run([build.gasnetrun, "-n", "2", str(out)], env=job_env(), capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert sorted(run.stdout.splitlines()) == ["rank 0 barriers 0 key 1", "rank 1 barriers 0 key 1"]
